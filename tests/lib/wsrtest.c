@@ -1,0 +1,108 @@
+/*
+ * wsrtest.c - runs every WSR_TEST case in a fork under alarm(), prints TAP.
+ *
+ * Invariants:
+ *   - A case passes only if its child exits 0; a signal, a non-zero exit or
+ *     the alarm is a failure, reported with the reason as a TAP comment.
+ *   - The process exits 1 if any case failed, 0 otherwise.
+ * Concurrency: the parent is single-threaded; each child is one case.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "wsrtest.h"
+
+extern const struct wsrtest_case __start_wsr_tests[];
+extern const struct wsrtest_case __stop_wsr_tests[];
+
+void wsrtest_fail(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "# %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	_exit(1);
+}
+
+long wsrtest_scale(void)
+{
+	const char *s = getenv("WSR_STRESS_SCALE");
+	long v = s != NULL ? strtol(s, NULL, 10) : 1;
+
+	return v > 0 ? v : 1;
+}
+
+static unsigned timeout_multiplier(void)
+{
+	const char *s = getenv("WSR_TEST_TIMEOUT_MULTIPLIER");
+	long v = s != NULL ? strtol(s, NULL, 10) : 1;
+
+	return v > 0 ? (unsigned)v : 1;
+}
+
+static int run_case(const struct wsrtest_case *tc)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		perror("# fork");
+		return 0;
+	}
+	if (pid == 0) {
+		alarm(tc->timeout_s * timeout_multiplier());
+		tc->fn();
+		fflush(stdout);
+		_exit(0);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 1;
+	if (WIFSIGNALED(status))
+		printf("# %s: killed by signal %d (%s)%s\n", tc->name, WTERMSIG(status),
+		       strsignal(WTERMSIG(status)),
+		       WTERMSIG(status) == SIGALRM ? " - timed out" : "");
+	else
+		printf("# %s: exit status %d\n", tc->name, WEXITSTATUS(status));
+	return 0;
+}
+
+int main(void)
+{
+	const char *filter = getenv("WSR_TEST_FILTER");
+	const struct wsrtest_case *tc;
+	int n = 0, i = 0, failed = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (tc = __start_wsr_tests; tc < __stop_wsr_tests; tc++)
+		if (filter == NULL || strstr(tc->name, filter) != NULL)
+			n++;
+	printf("1..%d\n", n);
+	for (tc = __start_wsr_tests; tc < __stop_wsr_tests; tc++) {
+		if (filter != NULL && strstr(tc->name, filter) == NULL)
+			continue;
+		i++;
+		if (run_case(tc)) {
+			printf("ok %d - %s\n", i, tc->name);
+		} else {
+			printf("not ok %d - %s\n", i, tc->name);
+			failed++;
+		}
+	}
+	return failed != 0;
+}

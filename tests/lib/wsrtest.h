@@ -1,0 +1,69 @@
+/*
+ * wsrtest.h - the TAP test harness: WSR_TEST(name) cases, ASSERT_* macros.
+ *
+ * Invariants:
+ *   - Cases register through the "wsr_tests" ELF section, so none can be left
+ *     out of a list; they run in definition order, each in its own fork,
+ *     under alarm(10 s x WSR_TEST_TIMEOUT_MULTIPLIER).
+ *   - Output is TAP: "1..N" then "ok N - name" / "not ok N - name".
+ *   - WSR_TEST_FILTER=substr runs only the matching cases.
+ * Concurrency: a case may start threads; the harness itself is single-threaded.
+ */
+#ifndef WSR_TESTS_LIB_WSRTEST_H
+#define WSR_TESTS_LIB_WSRTEST_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct wsrtest_case {
+	const char *name;
+	void (*fn)(void);
+	unsigned timeout_s;
+};
+
+#define WSR_TEST_TIMEOUT(name_, secs_)                                                             \
+	static void wsrtest_fn_##name_(void);                                                      \
+	static const struct wsrtest_case wsrtest_case_##name_                                      \
+		__attribute__((used, section("wsr_tests"), aligned(sizeof(void *)))) = {           \
+			#name_, wsrtest_fn_##name_, (secs_)};                                      \
+	static void wsrtest_fn_##name_(void)
+
+#define WSR_TEST(name_) WSR_TEST_TIMEOUT(name_, 10)
+
+void wsrtest_fail(const char *file, int line, const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 3, 4)));
+
+/* WSR_STRESS_SCALE from the environment (default 1). */
+long wsrtest_scale(void);
+
+#define ASSERT(c)                                                                                  \
+	do {                                                                                       \
+		if (!(c))                                                                          \
+			wsrtest_fail(__FILE__, __LINE__, "assertion failed: %s", #c);              \
+	} while (0)
+
+#define ASSERT_CMP_(a, b, op)                                                                      \
+	do {                                                                                       \
+		intmax_t a_ = (intmax_t)(a), b_ = (intmax_t)(b);                                   \
+		if (!(a_ op b_))                                                                   \
+			wsrtest_fail(__FILE__, __LINE__, "%s %s %s: %jd vs %jd", #a, #op, #b, a_,  \
+				     b_);                                                          \
+	} while (0)
+
+#define ASSERT_EQ(a, b) ASSERT_CMP_(a, b, ==)
+#define ASSERT_NE(a, b) ASSERT_CMP_(a, b, !=)
+#define ASSERT_LT(a, b) ASSERT_CMP_(a, b, <)
+#define ASSERT_LE(a, b) ASSERT_CMP_(a, b, <=)
+#define ASSERT_GT(a, b) ASSERT_CMP_(a, b, >)
+#define ASSERT_GE(a, b) ASSERT_CMP_(a, b, >=)
+#define ASSERT_STREQ(a, b)                                                                         \
+	do {                                                                                       \
+		const char *a_ = (a), *b_ = (b);                                                   \
+		if (strcmp(a_, b_) != 0)                                                           \
+			wsrtest_fail(__FILE__, __LINE__, "%s == %s: \"%s\" vs \"%s\"", #a, #b, a_, \
+				     b_);                                                          \
+	} while (0)
+
+#endif /* WSR_TESTS_LIB_WSRTEST_H */

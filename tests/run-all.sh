@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# tests/run-all.sh - builds and runs the whole test suite; called by `scripts/setup.sh test`.
+#
+# Builds: build (gcc, -Dwerror=true): every suite;
+#         build-asan (clang, ASan+UBSan) and build-tsan (clang, TSan): unit and stress.
+# Ends with one plain line "N passed, N failed" summed over every meson-logs/testlog.json,
+# and exits non-zero when any test failed or any build broke.
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$here"
+
+status=0
+logs=()
+
+# setup_build DIR ENV... -- MESON_OPTIONS...: configure once (reconfigure on later runs), build.
+setup_build() {
+  local dir=$1; shift
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    env "${envs[@]}" meson setup "$dir" "$@" > "$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
+  else
+    meson configure "$dir" "$@" > "$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
+  fi
+  ninja -C "$dir" > "$dir.build.log" 2>&1 || { tail -50 "$dir.build.log"; return 1; }
+}
+
+run_suites() {
+  local dir=$1; shift
+  rm -f "$dir/meson-logs/testlog.json"
+  meson test -C "$dir" --print-errorlogs --num-processes 2 "$@" || status=1
+  [ -f "$dir/meson-logs/testlog.json" ] && logs+=("$dir/meson-logs/testlog.json")
+}
+
+if setup_build build CC=gcc -- -Dwerror=true -Dbuildtype=debugoptimized; then
+  run_suites build
+else
+  echo "run-all: the gcc build failed"; status=1
+fi
+
+if [ "${WSR_SKIP_SANITIZERS:-0}" != 1 ]; then
+  if setup_build build-asan CC=clang -- -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dviewer=disabled; then
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+      run_suites build-asan --suite unit --suite stress
+  else
+    echo "run-all: the ASan build failed"; status=1
+  fi
+  if setup_build build-tsan CC=clang -- -Dwerror=true -Db_sanitize=thread -Db_lundef=false -Dviewer=disabled; then
+    TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$here/tests/supp/tsan.supp" \
+      run_suites build-tsan --suite unit --suite stress
+  else
+    echo "run-all: the TSan build failed"; status=1
+  fi
+fi
+
+python3 - "${logs[@]}" <<'PY' || status=1
+import json, sys
+passed = failed = skipped = 0
+for path in sys.argv[1:]:
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            r = json.loads(line).get("result", "")
+            if r in ("OK", "EXPECTEDFAIL"):
+                passed += 1
+            elif r == "SKIP":
+                skipped += 1
+            else:
+                failed += 1
+print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+sys.exit(1 if failed or passed == 0 else 0)
+PY
+exit $status

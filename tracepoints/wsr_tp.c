@@ -1,0 +1,11 @@
+/*
+ * wsr_tp.c - instantiates the `wsr` LTTng-UST provider (probes + definitions).
+ *
+ * Invariants:
+ *   - Exactly one translation unit in libwsr defines the probes; every other
+ *     user includes wsr_tp.h through runtime/trace.h only.
+ * Concurrency: none of its own; LTTng-UST registers the probes at load time.
+ */
+#define LTTNG_UST_TRACEPOINT_CREATE_PROBES
+#define LTTNG_UST_TRACEPOINT_DEFINE
+#include "wsr_tp.h"
