@@ -1,0 +1,192 @@
+/*
+ * db.c - creating and opening trace databases (see db.h).
+ *
+ * Invariants:
+ *   - A database under construction is written with journal_mode=OFF and
+ *     synchronous=OFF: it is a temporary file (X.db.tmp) that is renamed
+ *     only after the final COMMIT succeeded, so a crash leaves no database
+ *     under the final name and durability of the tmp file does not matter.
+ *     The rename is followed by fsync of the file (ingest.c).
+ *   - Readers open with SQLITE_OPEN_READONLY and check user_version.
+ * Concurrency: none.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "db.h"
+
+int db_exec(sqlite3 *db, const char *sql, struct wsr_err *err)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		err_push(err, "sqlite: %s", msg != NULL ? msg : sqlite3_errmsg(db));
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+int db_prepare(sqlite3 *db, sqlite3_stmt **st, const char *sql, struct wsr_err *err)
+{
+	if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK) {
+		err_push(err, "sqlite: preparing \"%.60s\": %s", sql, sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+int db_create(const char *path, sqlite3 **out, struct wsr_err *err)
+{
+	sqlite3 *db = NULL;
+	int ret = -1;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+	    SQLITE_OK) {
+		err_push(err, "creating %s: %s", path,
+			 db != NULL ? sqlite3_errmsg(db) : "out of memory");
+		goto out;
+	}
+	if (db_exec(db,
+		    "PRAGMA page_size = 16384; PRAGMA journal_mode = OFF; "
+		    "PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE; "
+		    "PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY;",
+		    err) < 0)
+		goto out;
+	if (db_exec(db, "BEGIN", err) < 0 || db_exec(db, wsr_sql_schema, err) < 0 ||
+	    db_exec(db, wsr_sql_views, err) < 0) {
+		err_push(err, "creating the schema in %s", path);
+		goto out;
+	}
+	ret = 0;
+out:
+	if (ret < 0 && db != NULL) {
+		sqlite3_close(db);
+		db = NULL;
+	}
+	*out = db;
+	return ret;
+}
+
+int db_finish(sqlite3 *db, struct wsr_err *err)
+{
+	if (db_exec(db, wsr_sql_indexes, err) < 0) {
+		err_push(err, "creating indexes");
+		return -1;
+	}
+	if (db_exec(db, "COMMIT", err) < 0) {
+		err_push(err, "committing");
+		return -1;
+	}
+	if (db_exec(db, "ANALYZE", err) < 0)
+		return -1;
+	return 0;
+}
+
+int db_open_ro(const char *path, sqlite3 **out, struct wsr_err *err)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int ret = -1;
+	int version = -1;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		err_input(err, "opening %s: %s", path,
+			  db != NULL ? sqlite3_errmsg(db) : "out of memory");
+		goto out;
+	}
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK) {
+		err_input(err, "%s: not a wsr database: %s", path, sqlite3_errmsg(db));
+		goto out;
+	}
+	if (sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	else {
+		err_input(err, "%s: not a wsr database: %s", path, sqlite3_errmsg(db));
+		goto out;
+	}
+	if (version != WSR_DB_VERSION) {
+		err_input(err, "%s: not a wsr database of schema version %d (user_version %d)",
+			  path, WSR_DB_VERSION, version);
+		goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	if (ret < 0 && db != NULL) {
+		sqlite3_close(db);
+		db = NULL;
+	}
+	*out = db;
+	return ret;
+}
+
+static int db_meta(sqlite3 *db, const char *key, int is_int, int64_t v, const char *text,
+		   struct wsr_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int ret = -1;
+
+	if (db_prepare(db, &st, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", err) <
+	    0)
+		goto out;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (is_int)
+		sqlite3_bind_int64(st, 2, v);
+	else if (text != NULL)
+		sqlite3_bind_text(st, 2, text, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, 2);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		err_push(err, "sqlite: writing meta %s: %s", key, sqlite3_errmsg(db));
+		goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int db_meta_int(sqlite3 *db, const char *key, int64_t value, struct wsr_err *err)
+{
+	return db_meta(db, key, 1, value, NULL, err);
+}
+
+int db_meta_text(sqlite3 *db, const char *key, const char *value, struct wsr_err *err)
+{
+	return db_meta(db, key, 0, 0, value, err);
+}
+
+int db_get_meta_int(sqlite3 *db, const char *key, int64_t *value)
+{
+	sqlite3_stmt *st = NULL;
+	int ret = -1;
+
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		*value = sqlite3_column_int64(st, 0);
+		ret = 0;
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+void db_get_meta_text(sqlite3 *db, const char *key, char *buf, size_t size)
+{
+	sqlite3_stmt *st = NULL;
+
+	buf[0] = '\0';
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) != NULL)
+		snprintf(buf, size, "%s", (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+}

@@ -1,0 +1,238 @@
+-- schema.sql - the wsr trace database: tables (public interface, docs/schema.md).
+--
+-- Invariants:
+--   - One database per trace; PRAGMA user_version is the schema version and
+--     changes whenever a table, column or meaning below changes.
+--   - Times (ts, start_ts, end_ts) are nanoseconds on the trace clock
+--     (clock snapshot converted to ns from origin, as babeltrace2 prints them);
+--     meta.start_ts is the first event, and views expose times relative to it.
+--   - Ids are the runtime's: G ids from 1, P ids 0..gomaxprocs-1, M ids from 0.
+--   - Interval tables (g_state, p_state, m_state) hold half-open intervals
+--     [start_ts, end_ts). Per P and per M the intervals tile [meta.start_ts,
+--     meta.end_ts] (the P or M's first event to the end) without gap or
+--     overlap; per G they tile [g.created_ts, g.end_ts]. cut = 1 marks an
+--     interval closed by the end of the trace rather than by an event.
+--   - Derived tables are computed in one pass over the events in time order;
+--     nothing here is approximate unless the `discarded` table is non-empty,
+--     and then meta.discarded_events / meta.discarded_packets say so.
+-- Concurrency: written once by `wsr ingest` (to X.db.tmp, then renamed);
+--   read-only afterwards (the viewer opens it with SQLITE_OPEN_READONLY).
+
+PRAGMA user_version = 1;
+
+-- Trace-wide facts: trace_path, hostname, procname, vpid, gomaxprocs,
+-- runq_size, runtime_version, start_ts, end_ts, duration_ns, events,
+-- discarded_events, discarded_packets, schema_version, analyzer_version,
+-- schedtrace_interval_ns (the default interval of the schedtrace view).
+CREATE TABLE meta (
+  key   TEXT PRIMARY KEY,
+  value
+) WITHOUT ROWID;
+
+-- Every event, in time order (id is the muxer order).
+-- The payload fields beyond p, m, g live in a1..a3 (integers) and extra
+-- (text: the init version string, the schedtrace record as JSON, or all
+-- fields of an event unknown to this analyzer as JSON); event_fields maps
+-- field names to columns and the ev_<name> views expose them by name.
+CREATE TABLE events (
+  id    INTEGER PRIMARY KEY,
+  ts    INTEGER NOT NULL,
+  name  TEXT NOT NULL,      -- event name without the "wsr:" provider prefix
+  cpu   INTEGER,            -- cpu_id context field (NULL if not recorded)
+  tid   INTEGER,            -- vtid context field
+  vpid  INTEGER,            -- vpid context field
+  p     INTEGER,            -- -1: the emitter held no P
+  m     INTEGER,            -- -1: not emitted by an M (sysmon, monitor)
+  g     INTEGER,            -- the G the event is about (NULL if none)
+  a1    INTEGER,
+  a2    INTEGER,
+  a3    INTEGER,
+  extra TEXT
+);
+
+-- Where each payload field of each event is stored (col is a1, a2, a3,
+-- extra, or a JSON path into extra such as '$.idleprocs').
+CREATE TABLE event_fields (
+  name  TEXT NOT NULL,
+  field TEXT NOT NULL,
+  col   TEXT NOT NULL,
+  PRIMARY KEY (name, field)
+) WITHOUT ROWID;
+
+INSERT INTO event_fields (name, field, col) VALUES
+  ('init', 'gomaxprocs', 'a1'), ('init', 'runq_size', 'a2'), ('init', 'version', 'extra'),
+  ('g_create', 'parent_g', 'a1'),
+  ('runqput', 'next', 'a1'), ('runqput', 'kicked_g', 'a2'), ('runqput', 'qlen', 'a3'),
+  ('runq_spill', 'n', 'a1'), ('runq_spill', 'global_len', 'a2'),
+  ('globrunq_get', 'n', 'a1'), ('globrunq_get', 'global_len', 'a2'),
+  ('globrunq_put', 'global_len', 'a2'),
+  ('g_run', 'source', 'a1'), ('g_run', 'inherit', 'a2'),
+  ('g_stop', 'reason', 'a1'),
+  ('g_ready', 'by_g', 'a1'),
+  ('steal', 'victim', 'a1'), ('steal', 'n', 'a2'), ('steal', 'runnext', 'a3'),
+  ('steal_scan', 'rounds', 'a1'), ('steal_scan', 'probed', 'a2'), ('steal_scan', 'found', 'a3'),
+  ('spin_start', 'nmspinning', 'a1'), ('spin_start', 'found_work', 'a2'),
+  ('spin_stop', 'nmspinning', 'a1'), ('spin_stop', 'found_work', 'a2'),
+  ('p_idle', 'npidle', 'a1'), ('p_busy', 'npidle', 'a1'),
+  ('m_park', 'nmidle', 'a1'), ('m_park', 'by_m', 'a2'),
+  ('m_unpark', 'nmidle', 'a1'), ('m_unpark', 'by_m', 'a2'),
+  ('m_create', 'new_m', 'a1'),
+  ('syscall_exit', 'fast', 'a1'),
+  ('handoff', 'to_m', 'a1'),
+  ('retake', 'held_ns', 'a1'),
+  ('preempt', 'ran_ns', 'a1'),
+  ('netpoll', 'n_ready', 'a1'), ('netpoll', 'blocking', 'a2'),
+  ('schedtrace', 'gomaxprocs', '$.gomaxprocs'), ('schedtrace', 'idleprocs', '$.idleprocs'),
+  ('schedtrace', 'threads', '$.threads'), ('schedtrace', 'spinningthreads', '$.spinningthreads'),
+  ('schedtrace', 'needspinning', '$.needspinning'), ('schedtrace', 'idlethreads', '$.idlethreads'),
+  ('schedtrace', 'runqueue', '$.runqueue'), ('schedtrace', 'runq', '$.runq');
+
+-- The tracepoint enumerations (docs/tracepoints.md).
+CREATE TABLE enum_g_source (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT INTO enum_g_source VALUES
+  (0, 'runnext'), (1, 'local'), (2, 'global'), (3, 'steal'), (4, 'netpoll'), (5, 'timer');
+CREATE TABLE enum_g_reason (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT INTO enum_g_reason VALUES
+  (0, 'yield'), (1, 'block'), (2, 'sleep'), (3, 'chan'), (4, 'mutex'), (5, 'syscall'),
+  (6, 'preempt'), (7, 'exit'), (8, 'select'), (9, 'waitgroup'), (10, 'io');
+
+-- One row per G seen. end_ts is the g_stop(exit), or NULL if the G was still
+-- alive at the end of the trace. The *_ns columns sum its g_state intervals.
+CREATE TABLE g (
+  g            INTEGER PRIMARY KEY,
+  parent       INTEGER,           -- parent_g of g_create (0: none; NULL: no g_create seen)
+  created_ts   INTEGER NOT NULL,  -- g_create, or the first event naming the G
+  first_run_ts INTEGER,
+  end_ts       INTEGER,
+  create_p     INTEGER,
+  runs         INTEGER NOT NULL,  -- number of g_run
+  stolen       INTEGER NOT NULL,  -- runs whose source was steal
+  run_ns       INTEGER NOT NULL,
+  runnable_ns  INTEGER NOT NULL,
+  waiting_ns   INTEGER NOT NULL,
+  syscall_ns   INTEGER NOT NULL,
+  end_reason   TEXT               -- 'exit', or NULL when alive at the end
+);
+
+-- One row per P (0..gomaxprocs-1) and per M seen.
+CREATE TABLE p (
+  p          INTEGER PRIMARY KEY,
+  schedticks INTEGER NOT NULL,    -- g_run on this P (Go's schedtick)
+  syscalls   INTEGER NOT NULL     -- syscall_enter on this P (Go's syscalltick)
+);
+CREATE TABLE m (
+  m          INTEGER PRIMARY KEY,
+  tid        INTEGER,             -- vtid of its first event
+  created_ts INTEGER NOT NULL,    -- m_create (or init for M0, or first event)
+  creator    INTEGER              -- the M that emitted m_create (-1: sysmon), NULL if none seen
+);
+
+-- G intervals. state: runnable | running | waiting | syscall.
+--   runnable: p is the P whose local queue got it (NULL: global queue or
+--     unknown); reason is how it became runnable (create, ready, yield,
+--     preempt, syscall, ...); source is the g_run source that ended it.
+--   running: p, m run it; reason is the g_stop reason that ended it.
+--   waiting: reason is what it waits for (the g_stop reason: chan, sleep ...).
+--   syscall: in a blocking call (wsr_syscall_enter); p, m at entry.
+CREATE TABLE g_state (
+  g        INTEGER NOT NULL,
+  state    TEXT NOT NULL,
+  start_ts INTEGER NOT NULL,
+  end_ts   INTEGER NOT NULL,
+  p        INTEGER,
+  m        INTEGER,
+  reason   TEXT,
+  source   TEXT,
+  cut      INTEGER NOT NULL DEFAULT 0
+);
+
+-- P intervals. state: idle (on the idle list) | running (held by an M that
+-- runs Gs or schedules) | spinning (held by a spinning M) | syscall (held by
+-- an M blocked in a call, not yet handed off). m: the holder (NULL if idle).
+CREATE TABLE p_state (
+  p        INTEGER NOT NULL,
+  state    TEXT NOT NULL,
+  start_ts INTEGER NOT NULL,
+  end_ts   INTEGER NOT NULL,
+  m        INTEGER,
+  cut      INTEGER NOT NULL DEFAULT 0
+);
+
+-- M intervals. state: running (holds a P) | spinning | syscall (blocked in
+-- a call, with or without its P) | parked (asleep in stopm) | no_p (awake
+-- without a P: starting, or between releasing its P and parking).
+CREATE TABLE m_state (
+  m        INTEGER NOT NULL,
+  state    TEXT NOT NULL,
+  start_ts INTEGER NOT NULL,
+  end_ts   INTEGER NOT NULL,
+  p        INTEGER,
+  cut      INTEGER NOT NULL DEFAULT 0
+);
+
+-- Successful steals (thief = the stealing P), ring overflows to the global
+-- queue, and batches taken from the global queue.
+CREATE TABLE steals (
+  ts      INTEGER NOT NULL,
+  thief   INTEGER NOT NULL,
+  victim  INTEGER NOT NULL,
+  m       INTEGER NOT NULL,
+  n       INTEGER NOT NULL,
+  runnext INTEGER NOT NULL
+);
+CREATE TABLE spills (
+  ts         INTEGER NOT NULL,
+  p          INTEGER NOT NULL,
+  m          INTEGER NOT NULL,
+  n          INTEGER NOT NULL,
+  global_len INTEGER NOT NULL
+);
+CREATE TABLE global_gets (
+  ts         INTEGER NOT NULL,
+  p          INTEGER NOT NULL,
+  m          INTEGER NOT NULL,
+  n          INTEGER NOT NULL,
+  global_len INTEGER NOT NULL
+);
+
+-- The scheduler's counters as a step function: one row per timestamp at
+-- which any of them changed, holding the values after every event at ts.
+-- idle_ps = npidle, spinning_ms = nmspinning, idle_ms = nmidle (parked Ms),
+-- threads = Ms started so far, running_gs / runnable_gs = Gs in those
+-- g_state states, global_len = global run queue length.
+CREATE TABLE counters (
+  ts          INTEGER PRIMARY KEY,
+  idle_ps     INTEGER NOT NULL,
+  spinning_ms INTEGER NOT NULL,
+  idle_ms     INTEGER NOT NULL,
+  threads     INTEGER NOT NULL,
+  running_gs  INTEGER NOT NULL,
+  runnable_gs INTEGER NOT NULL,
+  global_len  INTEGER NOT NULL
+);
+
+-- Per-P counters as a step function: one row per (p, ts) at which one of
+-- them changed. runq = ring length (runnext excluded, as Go's schedtrace
+-- prints it), runnext = the G in the runnext slot (0: empty), schedticks =
+-- g_run on the P so far.
+CREATE TABLE p_counters (
+  p          INTEGER NOT NULL,
+  ts         INTEGER NOT NULL,
+  runq       INTEGER NOT NULL,
+  runnext    INTEGER NOT NULL,
+  schedticks INTEGER NOT NULL,
+  PRIMARY KEY (p, ts)
+) WITHOUT ROWID;
+
+-- Where events were lost (LTTng discard mode, or packets lost in transit):
+-- kind 'events' or 'packets', the stream (file name) and its cpu, the time
+-- range babeltrace2 reports (NULL when unknown) and the count (NULL when the
+-- trace does not say how many).
+CREATE TABLE discarded (
+  kind     TEXT NOT NULL,
+  stream   TEXT NOT NULL,
+  cpu      INTEGER,
+  begin_ts INTEGER,
+  end_ts   INTEGER,
+  count    INTEGER
+);

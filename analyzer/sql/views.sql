@@ -1,0 +1,221 @@
+-- views.sql - the wsr trace database: views (public interface, docs/schema.md).
+--
+-- Invariants:
+--   - Views only read the tables of schema.sql; they hold no state, so the
+--     database stays valid read-only.
+--   - `t` columns are nanoseconds relative to meta.start_ts; `t_ms` are whole
+--     milliseconds relative to it (Go's schedtrace "SCHED Nms").
+--   - schedtrace samples the counters step function at meta
+--     schedtrace_interval_ns; `wsr report --interval` runs the same query with
+--     its own interval (analyzer/metrics.c).
+-- Concurrency: none (read by any number of readers).
+
+-- One row: trace start and end, gomaxprocs, default schedtrace interval.
+CREATE VIEW trace_info AS
+SELECT
+  (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'start_ts') AS start_ts,
+  (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'end_ts') AS end_ts,
+  (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'duration_ns') AS duration_ns,
+  (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'gomaxprocs') AS gomaxprocs,
+  (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'schedtrace_interval_ns') AS interval_ns;
+
+CREATE VIEW event_counts AS
+SELECT name, count(*) AS n FROM events GROUP BY name;
+
+-- Events by name, payload fields by name (event_fields).
+CREATE VIEW ev_init AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m,
+  a1 AS gomaxprocs, a2 AS runq_size, extra AS version
+FROM events WHERE name = 'init';
+
+CREATE VIEW ev_g_create AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m, g,
+  a1 AS parent_g
+FROM events WHERE name = 'g_create';
+
+CREATE VIEW ev_runqput AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m, g,
+  a1 AS next, a2 AS kicked_g, a3 AS qlen
+FROM events WHERE name = 'runqput';
+
+CREATE VIEW ev_runq_spill AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m,
+  a1 AS n, a2 AS global_len
+FROM events WHERE name = 'runq_spill';
+
+CREATE VIEW ev_globrunq_put AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m, g,
+  a2 AS global_len
+FROM events WHERE name = 'globrunq_put';
+
+CREATE VIEW ev_globrunq_get AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m,
+  a1 AS n, a2 AS global_len
+FROM events WHERE name = 'globrunq_get';
+
+CREATE VIEW ev_g_run AS
+SELECT e.id, e.ts, e.ts - (SELECT start_ts FROM trace_info) AS t, e.cpu, e.tid, e.vpid, e.p,
+  e.m, e.g, s.name AS source, e.a2 AS inherit
+FROM events e LEFT JOIN enum_g_source s ON s.id = e.a1 WHERE e.name = 'g_run';
+
+CREATE VIEW ev_g_stop AS
+SELECT e.id, e.ts, e.ts - (SELECT start_ts FROM trace_info) AS t, e.cpu, e.tid, e.vpid, e.p,
+  e.m, e.g, r.name AS reason
+FROM events e LEFT JOIN enum_g_reason r ON r.id = e.a1 WHERE e.name = 'g_stop';
+
+CREATE VIEW ev_g_ready AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m, g,
+  a1 AS by_g
+FROM events WHERE name = 'g_ready';
+
+CREATE VIEW ev_steal AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m,
+  a1 AS victim, a2 AS n, a3 AS runnext
+FROM events WHERE name = 'steal';
+
+CREATE VIEW ev_steal_scan AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m,
+  a1 AS rounds, a2 AS probed, a3 AS found
+FROM events WHERE name = 'steal_scan';
+
+CREATE VIEW ev_spin AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m, name,
+  a1 AS nmspinning, a2 AS found_work
+FROM events WHERE name IN ('spin_start', 'spin_stop');
+
+CREATE VIEW ev_p_idle_busy AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m, name,
+  a1 AS npidle
+FROM events WHERE name IN ('p_idle', 'p_busy');
+
+CREATE VIEW ev_m_park_unpark AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m, name,
+  a1 AS nmidle, a2 AS by_m
+FROM events WHERE name IN ('m_park', 'm_unpark');
+
+CREATE VIEW ev_m_create AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m,
+  a1 AS new_m
+FROM events WHERE name = 'm_create';
+
+CREATE VIEW ev_syscall AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m, g, name,
+  a1 AS fast
+FROM events WHERE name IN ('syscall_enter', 'syscall_exit');
+
+CREATE VIEW ev_handoff AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m, g,
+  a1 AS to_m
+FROM events WHERE name = 'handoff';
+
+CREATE VIEW ev_retake AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m, g,
+  a1 AS held_ns
+FROM events WHERE name = 'retake';
+
+CREATE VIEW ev_preempt AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m, g,
+  a1 AS ran_ns
+FROM events WHERE name = 'preempt';
+
+CREATE VIEW ev_timer_fire AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m, g
+FROM events WHERE name = 'timer_fire';
+
+CREATE VIEW ev_netpoll AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m,
+  a1 AS n_ready, a2 AS blocking
+FROM events WHERE name = 'netpoll';
+
+-- The runtime's own schedtrace events (WSRDEBUG=schedtrace=MS).
+CREATE VIEW ev_schedtrace AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m,
+  json_extract(extra, '$.gomaxprocs') AS gomaxprocs,
+  json_extract(extra, '$.idleprocs') AS idleprocs,
+  json_extract(extra, '$.threads') AS threads,
+  json_extract(extra, '$.spinningthreads') AS spinningthreads,
+  json_extract(extra, '$.needspinning') AS needspinning,
+  json_extract(extra, '$.idlethreads') AS idlethreads,
+  json_extract(extra, '$.runqueue') AS runqueue,
+  json_extract(extra, '$.runq') AS runq
+FROM events WHERE name = 'schedtrace';
+
+-- The reconstructed schedtrace at meta.schedtrace_interval_ns (k = 1, 2, ...
+-- intervals after the start). runq and schedticks are JSON arrays indexed
+-- by P. needspinning is always 0: no event of the catalog carries Go's
+-- needspinning flag (docs/schema.md).
+CREATE VIEW schedtrace AS
+WITH RECURSIVE ticks(k, ts) AS (
+  SELECT 1, start_ts + interval_ns FROM trace_info
+  WHERE interval_ns > 0 AND start_ts + interval_ns <= end_ts
+  UNION ALL
+  SELECT k + 1, ticks.ts + ti.interval_ns FROM ticks, trace_info ti
+  WHERE ticks.ts + ti.interval_ns <= ti.end_ts
+)
+SELECT
+  (ticks.ts - ti.start_ts) / 1000000 AS t_ms,
+  ticks.ts AS ts,
+  ti.gomaxprocs AS gomaxprocs,
+  c.idle_ps AS idleprocs,
+  c.threads AS threads,
+  c.spinning_ms AS spinningthreads,
+  0 AS needspinning,
+  c.idle_ms AS idlethreads,
+  c.global_len AS runqueue,
+  (SELECT json_group_array(q) FROM (
+    SELECT coalesce((SELECT pc.runq FROM p_counters pc
+      WHERE pc.p = p.p AND pc.ts <= ticks.ts ORDER BY pc.ts DESC LIMIT 1), 0) AS q
+    FROM p ORDER BY p.p)) AS runq,
+  (SELECT json_group_array(q) FROM (
+    SELECT coalesce((SELECT pc.schedticks FROM p_counters pc
+      WHERE pc.p = p.p AND pc.ts <= ticks.ts ORDER BY pc.ts DESC LIMIT 1), 0) AS q
+    FROM p ORDER BY p.p)) AS schedticks
+FROM ticks, trace_info ti
+LEFT JOIN counters c ON c.ts = (SELECT max(c2.ts) FROM counters c2 WHERE c2.ts <= ticks.ts);
+
+-- The runtime's schedtrace events beside the reconstruction at the same ts
+-- (rt_* from the event, the others from counters / p_counters).
+CREATE VIEW schedtrace_check AS
+SELECT
+  e.ts, e.t,
+  e.gomaxprocs AS rt_gomaxprocs, ti.gomaxprocs AS gomaxprocs,
+  e.idleprocs AS rt_idleprocs, c.idle_ps AS idleprocs,
+  e.threads AS rt_threads, c.threads AS threads,
+  e.spinningthreads AS rt_spinningthreads, c.spinning_ms AS spinningthreads,
+  e.idlethreads AS rt_idlethreads, c.idle_ms AS idlethreads,
+  e.runqueue AS rt_runqueue, c.global_len AS runqueue,
+  e.runq AS rt_runq,
+  (SELECT json_group_array(q) FROM (
+    SELECT coalesce((SELECT pc.runq FROM p_counters pc
+      WHERE pc.p = p.p AND pc.ts <= e.ts ORDER BY pc.ts DESC LIMIT 1), 0) AS q
+    FROM p ORDER BY p.p)) AS runq
+FROM ev_schedtrace e, trace_info ti
+LEFT JOIN counters c ON c.ts = (SELECT max(c2.ts) FROM counters c2 WHERE c2.ts <= e.ts);
+
+-- Who stole from whom: number of steals and Gs taken.
+CREATE VIEW steal_graph AS
+SELECT thief, victim, count(*) AS steals, sum(n) AS gs
+FROM steals GROUP BY thief, victim;
+
+-- Scheduling latency: from becoming runnable (created, readied, yielded,
+-- preempted, back from a call) to running; intervals cut by the end of the
+-- trace are left out. source: where the G was taken from.
+CREATE VIEW sched_latency AS
+SELECT g, start_ts AS ready_ts, end_ts AS run_ts, end_ts - start_ts AS latency_ns,
+  p, reason, source
+FROM g_state WHERE state = 'runnable' AND cut = 0;
+
+-- Time per P and state (ns), and per M and state.
+CREATE VIEW p_time AS
+SELECT p, state, sum(end_ts - start_ts) AS ns, count(*) AS intervals
+FROM p_state GROUP BY p, state;
+
+CREATE VIEW m_time AS
+SELECT m, state, sum(end_ts - start_ts) AS ns, count(*) AS intervals
+FROM m_state GROUP BY m, state;
+
+-- Time each P spent running Gs (from g_state, so scheduling overhead is not
+-- counted), and the number of Gs it ran.
+CREATE VIEW p_run_time AS
+SELECT p, sum(end_ts - start_ts) AS ns, count(*) AS runs
+FROM g_state WHERE state = 'running' GROUP BY p;
