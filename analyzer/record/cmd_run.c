@@ -1,19 +1,603 @@
 /*
- * cmd_run.c - `wsr run`: placeholder until the recorder lands (issue 4).
+ * cmd_run.c - `wsr run [--out DIR] [--lossless] [--subbuf-size SIZE]
+ * [--num-subbuf N] -- PROGRAM ARGS`: records a trace of PROGRAM with LTTng,
+ * then ingests and reports it (run_postprocess) or prints where it is.
  *
- * Invariants: exits 2 with a clear message; never pretends to have traced.
- * Concurrency: single-threaded.
+ * The sequence, and why:
+ *   1. Find a session daemon (`lttng list`), else start one and remember
+ *      its pid: only a daemon we started is stopped, and only when it holds
+ *      no other session at the end.
+ *   2. Create a uniquely named session (wsr-PID-SECONDS-NANOS) writing to
+ *      DIR, one per-UID channel "wsr" (4 MiB x 8 sub-buffers by default,
+ *      blocking with --lossless), enable wsr:*, add vpid and vtid contexts.
+ *   3. Fork PROGRAM paused: the child blocks on a pipe before exec, so the
+ *      session can track its vpid alone and start before its first event.
+ *      Two concurrent `wsr run`s therefore never see each other's events.
+ *   4. Release it with LTTNG_UST_REGISTER_TIMEOUT=-1 in its environment
+ *      (unless the user set one): lttng-ust then waits in its constructor
+ *      until the session daemon has set the process up, so even a program
+ *      that exits at once keeps its events. --lossless adds
+ *      LTTNG_UST_ALLOW_BLOCKING=1, without which the channel's blocking
+ *      timeout is ignored by the application.
+ *   5. While it runs, SIGINT and SIGQUIT are ignored here (the terminal
+ *      sends them to PROGRAM, which shares our process group), SIGTERM and
+ *      SIGHUP are forwarded, so the session is always stopped and destroyed.
+ *   6. `lttng stop` (returns once flushed), read the tracer's discarded
+ *      events / lost packets, `lttng destroy`.
+ *   7. run_postprocess(): ingest + report when the analyzer has them, else
+ *      print the trace path and what the trace holds (trace_stats_read()).
+ *
+ * Exit status: PROGRAM's own (128 + n when killed by signal n), except 2 for
+ * a usage error, 1 when recording failed before PROGRAM ran or when PROGRAM
+ * succeeded but the trace could not be recorded or post-processed, and
+ * 127 when PROGRAM cannot be executed (as env(1) and timeout(1) do).
+ *
+ * Invariants:
+ *   - A session created here is destroyed on every path.
+ *   - The child never runs PROGRAM unless the session tracks it and has
+ *     started; if setting that up fails it exits 127 without exec.
+ * Concurrency: single-threaded; the signal handler only forwards a signal
+ *   to the child pid, which is set before the handlers are installed.
  */
 #include "config.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cmd.h"
+#include "record.h"
+
+#define PREFIX "wsr run"
+
+static const char run_usage[] =
+	"usage: wsr run [--out DIR] [--lossless] [--subbuf-size SIZE] [--num-subbuf N] -- PROGRAM "
+	"[ARGS...]\n"
+	"\n"
+	"Records a trace of PROGRAM's scheduler events (LTTng provider `wsr`).\n"
+	"  --out DIR          trace directory (default ./wsr-traces/PROGRAM-YYYYMMDD-HHMMSS);\n"
+	"                     must not exist or be empty\n"
+	"  --lossless         blocking mode: nothing is discarded, PROGRAM waits for the consumer\n"
+	"  --subbuf-size SIZE sub-buffer size, e.g. 4M (default), 256k; a power of two\n"
+	"  --num-subbuf N     sub-buffers per CPU (default 8); a power of two\n"
+	"Exit status: PROGRAM's (128+N if killed by signal N); 1 if recording failed; 2 usage.\n";
+
+static volatile sig_atomic_t child_pid;
+
+static void forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill((pid_t)child_pid, sig);
+}
+
+/* Parses "4M", "256k", "1MiB", "65536" into bytes; -1 if malformed or zero. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	uint64_t v, mul = 1;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s || v == 0 || s[0] == '-')
+		return -1;
+	if (*end == 'k' || *end == 'K')
+		mul = 1u << 10;
+	else if (*end == 'm' || *end == 'M')
+		mul = 1u << 20;
+	else if (*end == 'g' || *end == 'G')
+		mul = 1u << 30;
+	if (mul != 1) {
+		end++;
+		if (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0)
+			end += strlen(end);
+	}
+	if (*end != '\0' || v > UINT64_MAX / mul)
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
+static int is_pow2(uint64_t v)
+{
+	return v != 0 && (v & (v - 1)) == 0;
+}
+
+/* mkdir -p PATH (mode 0755); 0 or -1 with errno. */
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len == 0 || len >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+/* 1 if DIR exists and holds anything (or is not a directory), 0 if absent or empty, -1 on error. */
+static int dir_nonempty(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int ret = 0;
+
+	if (d == NULL)
+		return errno == ENOENT ? 0 : errno == ENOTDIR ? 1 : -1;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+			ret = 1;
+			break;
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
+/*
+ * Chooses and creates the trace directory; DIR gets its absolute path.
+ * Returns 0, -1 (failure), or -2 (usage: --out names a non-empty directory).
+ */
+static int make_out_dir(struct wsr_err *err, const char *opt_out, const char *program,
+			char *dir, size_t dirsz)
+{
+	char rel[PATH_MAX];
+
+	if (opt_out != NULL) {
+		int ne = dir_nonempty(opt_out);
+
+		if (ne != 0) {
+			err_push(err, ne > 0 ? "--out %s: exists and is not an empty directory"
+						    : "--out %s: %s",
+					opt_out, strerror(errno));
+			return ne > 0 ? -2 : -1;
+		}
+		if (mkdir_p(opt_out) != 0) {
+			err_push(err, "creating %s: %s", opt_out, strerror(errno));
+			return -1;
+		}
+		snprintf(rel, sizeof(rel), "%s", opt_out);
+	} else {
+		const char *base = strrchr(program, '/');
+		char stamp[32];
+		time_t now = time(NULL);
+		struct tm tm;
+
+		base = base != NULL ? base + 1 : program;
+		localtime_r(&now, &tm);
+		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+		if (mkdir_p("wsr-traces") != 0) {
+			err_push(err, "creating wsr-traces: %s", strerror(errno));
+			return -1;
+		}
+		/* mkdir claims the name atomically; a concurrent run gets the next suffix. */
+		for (int i = 1;; i++) {
+			if (i == 1)
+				snprintf(rel, sizeof(rel), "wsr-traces/%s-%s", base, stamp);
+			else
+				snprintf(rel, sizeof(rel), "wsr-traces/%s-%s-%d", base, stamp, i);
+			if (mkdir(rel, 0755) == 0)
+				break;
+			if (errno != EEXIST || i > 1000) {
+				err_push(err, "creating %s: %s", rel, strerror(errno));
+				return -1;
+			}
+		}
+	}
+	if (realpath(rel, dir) == NULL || strlen(dir) >= dirsz) {
+		err_push(err, "resolving %s: %s", rel, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Runs ARGV (argv[0] a path) and returns its exit status, -1 if it could not
+ * run. QUIET discards its output; otherwise it inherits stdout and stderr.
+ */
+static int run_wsr(struct wsr_err *err, char *const argv[], int quiet)
+{
+	pid_t pid;
+	int status;
+
+	if (quiet) {
+		char *output = NULL;
+		int rc = record_spawn(err, argv, &output);
+
+		free(output);
+		return rc;
+	}
+	pid = fork();
+	if (pid < 0) {
+		err_push(err, "fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		execv(argv[0], argv);
+		fprintf(stderr, PREFIX ": error: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			err_push(err, "waitpid: %s", strerror(errno));
+			return -1;
+		}
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Prints where the trace is and what it holds (the summary until the analyzer exists). */
+static int print_summary(struct wsr_err *err, const char *trace_dir)
+{
+	struct trace_stats st;
+	double secs;
+
+	if (trace_stats_read(err, trace_dir, &st) != 0) {
+		err_push(err, "reading back %s", trace_dir);
+		return -1;
+	}
+	fprintf(stderr, PREFIX ": trace: %s\n", trace_dir);
+	if (!st.found) {
+		fprintf(stderr, PREFIX ": warning: no events were recorded (is PROGRAM linked with "
+				"libwsr built with -Dtracing=enabled?)\n");
+		return 0;
+	}
+	secs = (double)(st.end_ns - st.begin_ns) / 1e9;
+	fprintf(stderr,
+		PREFIX ": %" PRIu64 " events over %.3f s (%.0f events/s, %.1f bytes/event); "
+		       "in the trace: %" PRIu64 " events discarded, %" PRIu64 " packets lost\n",
+		st.events, secs, secs > 0 ? (double)st.events / secs : 0.0,
+		st.events > 0 ? (double)st.bytes / (double)st.events : 0.0, st.discarded_events,
+		st.discarded_packets);
+	return 0;
+}
+
+/*
+ * run_postprocess - the step after recording: `wsr ingest TRACE -o
+ * TRACE/trace.db` then `wsr report TRACE/trace.db`, both run from the
+ * directory of this executable, when this `wsr` has those subcommands
+ * (`wsr ingest --help` exits 0); otherwise prints the trace path and a
+ * one-line summary. Returns 0 or -1.
+ */
+static int run_postprocess(struct wsr_err *err, const char *trace_dir)
+{
+	char self[PATH_MAX], wsr[PATH_MAX + 8], db[PATH_MAX + 16];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n <= 0) {
+		err_push(err, "readlink /proc/self/exe: %s", strerror(errno));
+		return -1;
+	}
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (slash != NULL)
+		*slash = '\0';
+	snprintf(wsr, sizeof(wsr), "%s/wsr", self);
+	snprintf(db, sizeof(db), "%s/trace.db", trace_dir);
+	{
+		char *probe[] = {wsr, "ingest", "--help", NULL};
+		char *ingest[] = {wsr, "ingest", (char *)trace_dir, "-o", db, NULL};
+		char *report[] = {wsr, "report", db, NULL};
+		struct wsr_err probe_err;
+		int rc;
+
+		err_init(&probe_err);
+
+		if (access(wsr, X_OK) != 0 || run_wsr(&probe_err, probe, 1) != 0)
+			return print_summary(err, trace_dir);
+		fprintf(stderr, PREFIX ": trace: %s\n", trace_dir);
+		rc = run_wsr(err, ingest, 0);
+		if (rc != 0) {
+			err_push(err, "`wsr ingest %s` failed (exit status %d)", trace_dir, rc);
+			return -1;
+		}
+		rc = run_wsr(err, report, 0);
+		if (rc != 0) {
+			err_push(err, "`wsr report %s` failed (exit status %d)", db, rc);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Forks PROGRAM paused on GO_FD; it execs once a byte arrives there and
+ * reports an exec failure's errno on EXEC_FD (close-on-exec, so EOF there
+ * means the exec succeeded).
+ */
+static pid_t spawn_paused(struct wsr_err *err, char **prog_argv, int lossless, int *go_fd,
+			  int *exec_fd)
+{
+	int go[2], ex[2];
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) != 0 || pipe2(ex, O_CLOEXEC) != 0) {
+		err_push(err, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		err_push(err, "fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		char c;
+		ssize_t r;
+		int e;
+
+		close(go[1]);
+		close(ex[0]);
+		do
+			r = read(go[0], &c, 1);
+		while (r < 0 && errno == EINTR);
+		if (r != 1)
+			_exit(127); /* the recorder gave up: never run untraced */
+		if (getenv("LTTNG_UST_REGISTER_TIMEOUT") == NULL)
+			setenv("LTTNG_UST_REGISTER_TIMEOUT", "-1", 1);
+		if (lossless)
+			setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 1);
+		execvp(prog_argv[0], prog_argv);
+		e = errno;
+		if (write(ex[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(ex[1]);
+	*go_fd = go[1];
+	*exec_fd = ex[0];
+	return pid;
+}
 
 int cmd_run(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "wsr run: error: recording is not built yet\n");
+	struct record_opts opts = {RECORD_DEFAULT_SUBBUF_SIZE, RECORD_DEFAULT_NUM_SUBBUF, 0};
+	struct wsr_err err;
+	const char *opt_out = NULL;
+	char **prog_argv = NULL;
+	char dir[PATH_MAX], session[96];
+	int go_fd = -1, exec_fd = -1, session_made = 0, child_ran = 0, record_failed = 0;
+	int status = 0, exit_code = 1, rc;
+	pid_t sessiond = 0, pid = -1;
+	struct sigaction ign = {0}, fwd = {0}, old_int, old_quit, old_term, old_hup;
+	uint64_t lost_events = 0, lost_packets = 0;
+	struct timespec now;
+	int i;
+
+	err_init(&err);
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (a[0] != '-')
+			break;
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			fputs(run_usage, stdout);
+			return 0;
+		}
+		if (strcmp(a, "--lossless") == 0) {
+			opts.lossless = 1;
+			continue;
+		}
+		if (strncmp(a, "--out", 5) == 0 || strncmp(a, "--subbuf-size", 13) == 0 ||
+		    strncmp(a, "--num-subbuf", 12) == 0) {
+			const char *eq = strchr(a, '=');
+			size_t nlen = eq != NULL ? (size_t)(eq - a) : strlen(a);
+
+			if (eq != NULL)
+				val = eq + 1;
+			else if (i + 1 < argc)
+				val = argv[++i];
+			if (val == NULL || *val == '\0') {
+				fprintf(stderr, PREFIX ": error: %.*s needs a value\n", (int)nlen, a);
+				goto usage;
+			}
+			if (nlen == 5 && strncmp(a, "--out", 5) == 0) {
+				opt_out = val;
+				continue;
+			}
+			if (nlen == 13 && strncmp(a, "--subbuf-size", 13) == 0) {
+				if (parse_size(val, &opts.subbuf_size) != 0 ||
+				    !is_pow2(opts.subbuf_size) || opts.subbuf_size < 4096) {
+					fprintf(stderr, PREFIX ": error: --subbuf-size '%s': want a "
+							       "power of two >= 4k, e.g. 4M\n", val);
+					goto usage;
+				}
+				continue;
+			}
+			if (nlen == 12 && strncmp(a, "--num-subbuf", 12) == 0) {
+				if (parse_size(val, &opts.num_subbuf) != 0 ||
+				    !is_pow2(opts.num_subbuf) || opts.num_subbuf < 2) {
+					fprintf(stderr, PREFIX ": error: --num-subbuf '%s': want a "
+							       "power of two >= 2, e.g. 8\n", val);
+					goto usage;
+				}
+				continue;
+			}
+		}
+		fprintf(stderr, PREFIX ": error: unknown option '%s'\n", a);
+		goto usage;
+	}
+	if (i >= argc) {
+		fprintf(stderr, PREFIX ": error: no PROGRAM to run\n");
+		goto usage;
+	}
+	prog_argv = argv + i;
+
+	rc = make_out_dir(&err, opt_out, prog_argv[0], dir, sizeof(dir));
+	if (rc != 0) {
+		err_print(&err, PREFIX, stderr);
+		return rc == -2 ? 2 : 1;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(session, sizeof(session), "wsr-%d-%lld-%09ld", (int)getpid(),
+		 (long long)now.tv_sec, now.tv_nsec);
+
+	if (!record_sessiond_reachable()) {
+		if (record_sessiond_start(&err, &sessiond) != 0) {
+			err_push(&err, "no LTTng session daemon is reachable and none could be started");
+			goto fail;
+		}
+	}
+	if (record_session_create(&err, session, dir, &opts) != 0) {
+		session_made = 1; /* create may have succeeded before a later step failed */
+		err_push(&err, "setting up LTTng session %s", session);
+		goto fail;
+	}
+	session_made = 1;
+	pid = spawn_paused(&err, prog_argv, opts.lossless, &go_fd, &exec_fd);
+	if (pid < 0)
+		goto fail;
+	if (record_session_track(&err, session, pid) != 0 ||
+	    record_session_start(&err, session) != 0) {
+		err_push(&err, "setting up LTTng session %s", session);
+		goto fail;
+	}
+
+	/* From here PROGRAM owns the terminal's signals; we forward the polite ones. */
+	child_pid = pid;
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	fwd.sa_handler = forward_signal;
+	sigemptyset(&fwd.sa_mask);
+	fwd.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	sigaction(SIGTERM, &fwd, &old_term);
+	sigaction(SIGHUP, &fwd, &old_hup);
+
+	if (write(go_fd, "g", 1) != 1) {
+		err_push(&err, "releasing %s: %s", prog_argv[0], strerror(errno));
+		goto restore;
+	}
+	close(go_fd);
+	go_fd = -1;
+	{
+		int e = 0;
+		ssize_t r;
+
+		do
+			r = read(exec_fd, &e, sizeof(e));
+		while (r < 0 && errno == EINTR);
+		if (r == (ssize_t)sizeof(e)) {
+			fprintf(stderr, PREFIX ": error: cannot run %s: %s\n", prog_argv[0],
+				strerror(e));
+			exit_code = 127;
+		} else {
+			child_ran = 1;
+		}
+	}
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			err_push(&err, "waitpid: %s", strerror(errno));
+			break;
+		}
+	}
+	pid = -1;
+	if (child_ran)
+		exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+restore:
+	child_pid = 0;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	if (err.n > 0)
+		goto fail;
+
+	if (record_session_stop(&err, session) != 0 ||
+	    record_session_discarded(&err, session, &lost_events, &lost_packets) != 0) {
+		err_push(&err, "finishing LTTng session %s", session);
+		goto fail;
+	}
+	rc = record_session_destroy(&err, session);
+	session_made = 0;
+	if (rc != 0)
+		goto fail;
+	if (sessiond > 0 && record_sessiond_stop(&err, sessiond) < 0) {
+		err_print(&err, PREFIX, stderr); /* not fatal: the trace is complete */
+		err.n = 0;
+	}
+	sessiond = 0;
+	if (!child_ran)
+		goto out;
+	if (lost_events > 0 || lost_packets > 0)
+		fprintf(stderr,
+			PREFIX ": warning: the tracer discarded %" PRIu64 " events and lost %" PRIu64
+			       " packets; figures that depend on them are incomplete (raise "
+			       "--subbuf-size/--num-subbuf or use --lossless)\n",
+			lost_events, lost_packets);
+	if (run_postprocess(&err, dir) != 0) {
+		record_failed = 1;
+		goto fail;
+	}
+	goto out;
+
+usage:
+	fputs(run_usage, stderr);
 	return 2;
+
+fail:
+	record_failed = 1;
+	err_print(&err, PREFIX, stderr);
+	if (pid > 0) {
+		/* Never released (or released and not reaped): kill, then reap. */
+		if (go_fd >= 0) {
+			close(go_fd);
+			go_fd = -1;
+		} else {
+			kill(pid, SIGKILL);
+		}
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (session_made) {
+		struct wsr_err cleanup;
+
+		err_init(&cleanup);
+		if (record_session_destroy(&cleanup, session) != 0 &&
+		    strstr(cleanup.msg[0], "not found") == NULL)
+			err_print(&cleanup, PREFIX, stderr);
+	}
+	if (sessiond > 0) {
+		struct wsr_err cleanup;
+
+		err_init(&cleanup);
+		if (record_sessiond_stop(&cleanup, sessiond) < 0)
+			err_print(&cleanup, PREFIX, stderr);
+	}
+out:
+	if (go_fd >= 0)
+		close(go_fd);
+	if (exec_fd >= 0)
+		close(exec_fd);
+	if (record_failed && (!child_ran || exit_code == 0))
+		exit_code = 1;
+	return exit_code;
 }

@@ -1,0 +1,403 @@
+/*
+ * record.c - drives lttng-tools for `wsr run`: session daemon, session,
+ * channel, events, contexts, process tracker, start/stop/destroy.
+ *
+ * Every step runs the `lttng` command-line tool with fork/exec and an argv
+ * built here, never a shell string. The CLI was preferred to liblttng-ctl
+ * because the CLI ships with lttng-tools (no extra -dev package), its
+ * messages are the ones users already know and are quoted as causes, and
+ * `lttng --mi xml` gives a stable machine interface for the loss counters.
+ * Eight short commands cost ~0.1 s per recording, negligible beside a trace.
+ *
+ * Invariants:
+ *   - A session created here is always destroyed by the caller, on every
+ *     path (cmd_run.c), so no session outlives `wsr run`.
+ *   - The session daemon is stopped only if this process started it, and
+ *     only when it holds no session (another `wsr run` may have found it
+ *     after we started it; stopping it then would end that recording).
+ *   - As root there is one session daemon per machine (/var/run/lttng),
+ *     whatever LTTNG_HOME says; concurrent recordings are told apart by
+ *     session name and by the vpid tracker, not by private daemons.
+ * Concurrency: single-threaded; record_spawn() waits for each tool.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record.h"
+
+/* Sleeps MS milliseconds (polling helpers only). */
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+int record_spawn(struct wsr_err *err, char *const argv[], char **out)
+{
+	int pfd[2] = {-1, -1}, status, ret = -1;
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	pid_t pid;
+
+	if (out != NULL)
+		*out = NULL;
+	if (pipe2(pfd, O_CLOEXEC) != 0) {
+		err_push(err, "pipe: %s", strerror(errno));
+		goto out;
+	}
+	pid = fork();
+	if (pid < 0) {
+		err_push(err, "fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_RDWR);
+
+		/* The child of a `wsr run` that ignores SIGINT gets its defaults back. */
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		if (devnull >= 0)
+			dup2(devnull, STDIN_FILENO);
+		dup2(out != NULL ? pfd[1] : devnull, STDOUT_FILENO);
+		dup2(out != NULL ? pfd[1] : devnull, STDERR_FILENO);
+		execvp(argv[0], argv);
+		dprintf(pfd[1], "cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(pfd[1]);
+	pfd[1] = -1;
+	for (;;) {
+		ssize_t n;
+
+		if (cap - len < 4096) {
+			char *nb = realloc(buf, cap + 65536);
+
+			if (nb == NULL) {
+				err_push(err, "out of memory");
+				break;
+			}
+			buf = nb;
+			cap += 65536;
+		}
+		n = read(pfd[0], buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			err_push(err, "waitpid %s: %s", argv[0], strerror(errno));
+			goto out;
+		}
+	}
+	if (buf != NULL)
+		buf[len] = '\0';
+	if (WIFEXITED(status))
+		ret = WEXITSTATUS(status);
+	else
+		ret = 128 + WTERMSIG(status);
+	if (ret == 127 && buf != NULL && strncmp(buf, "cannot run ", 11) == 0) {
+		buf[strcspn(buf, "\n")] = '\0';
+		err_push(err, "%s", buf);
+		ret = -1;
+		goto out;
+	}
+	if (out != NULL) {
+		*out = buf;
+		buf = NULL;
+	}
+out:
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	free(buf);
+	return ret;
+}
+
+/*
+ * Pushes the most telling line of a failed lttng command's output: its
+ * "Error: ..." line if there is one, else its last non-empty line.
+ */
+static void push_tool_output(struct wsr_err *err, const char *output)
+{
+	const char *best = NULL, *last = NULL, *line = output;
+
+	while (line != NULL && *line != '\0') {
+		const char *end = strchr(line, '\n');
+		size_t n = end != NULL ? (size_t)(end - line) : strlen(line);
+
+		if (n > 0) {
+			last = line;
+			if (best == NULL && strncmp(line, "Error:", 6) == 0)
+				best = line;
+		}
+		line = end != NULL ? end + 1 : NULL;
+	}
+	if (best == NULL)
+		best = last;
+	if (best != NULL)
+		err_push(err, "%.*s", (int)strcspn(best, "\n"), best);
+}
+
+/*
+ * Runs `lttng ARGS...` (NULL-terminated). On failure pushes the tool's own
+ * message and then "lttng CMD failed". With OUT, keeps its output.
+ */
+static int lttng(struct wsr_err *err, char **out, const char *arg0, ...)
+{
+	const char *argv[24];
+	char *output = NULL;
+	int argc = 0, status, ret = -1;
+	va_list ap;
+
+	argv[argc++] = "lttng";
+	argv[argc++] = arg0;
+	va_start(ap, arg0);
+	while (argc < 23) {
+		const char *a = va_arg(ap, const char *);
+
+		if (a == NULL)
+			break;
+		argv[argc++] = a;
+	}
+	va_end(ap);
+	argv[argc] = NULL;
+
+	status = record_spawn(err, (char *const *)argv, &output);
+	if (status < 0) {
+		err_push(err, "lttng-tools is needed to record (Debian: apt install lttng-tools)");
+		goto out;
+	}
+	if (status != 0) {
+		push_tool_output(err, output != NULL ? output : "");
+		err_push(err, "`lttng %s` failed (exit status %d)",
+				strcmp(arg0, "--mi") == 0 ? argv[3] : arg0, status);
+		goto out;
+	}
+	if (out != NULL) {
+		*out = output;
+		output = NULL;
+	}
+	ret = 0;
+out:
+	free(output);
+	return ret;
+}
+
+int record_sessiond_reachable(void)
+{
+	char *const argv[] = {"lttng", "list", NULL};
+	struct wsr_err ignored;
+
+	err_init(&ignored);
+	return record_spawn(&ignored, argv, NULL) == 0;
+}
+
+/* The daemon's pid file: rundir is /var/run/lttng for root, else $LTTNG_HOME|$HOME/.lttng. */
+static pid_t sessiond_read_pid(void)
+{
+	char path[4096];
+	const char *home;
+	FILE *f;
+	long pid = 0;
+
+	if (geteuid() == 0) {
+		snprintf(path, sizeof(path), "/var/run/lttng/lttng-sessiond.pid");
+	} else {
+		home = getenv("LTTNG_HOME");
+		if (home == NULL)
+			home = getenv("HOME");
+		if (home == NULL)
+			return 0;
+		snprintf(path, sizeof(path), "%s/.lttng/lttng-sessiond.pid", home);
+	}
+	f = fopen(path, "r");
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%ld", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	return (pid_t)pid;
+}
+
+int record_sessiond_start(struct wsr_err *err, pid_t *pid)
+{
+	char *const argv[] = {"lttng-sessiond", "--daemonize", NULL};
+	char *output = NULL;
+	int status, ret = -1;
+
+	*pid = 0;
+	/* --daemonize returns once the daemon answers client commands. */
+	status = record_spawn(err, argv, &output);
+	if (status < 0) {
+		err_push(err, "lttng-tools is needed to record (Debian: apt install lttng-tools)");
+		goto out;
+	}
+	if (status != 0) {
+		/* Another `wsr run` may have started one at the same moment: use it. */
+		for (int i = 0; i < 50; i++) {
+			if (record_sessiond_reachable()) {
+				ret = 0;
+				goto out;
+			}
+			sleep_ms(100);
+		}
+		push_tool_output(err, output != NULL ? output : "");
+		err_push(err, "cannot start lttng-sessiond (exit status %d)", status);
+		goto out;
+	}
+	for (int i = 0; i < 100 && !record_sessiond_reachable(); i++)
+		sleep_ms(100);
+	if (!record_sessiond_reachable()) {
+		err_push(err, "lttng-sessiond started but does not answer `lttng list`");
+		goto out;
+	}
+	*pid = sessiond_read_pid();
+	ret = 0;
+out:
+	free(output);
+	return ret;
+}
+
+int record_sessiond_stop(struct wsr_err *err, pid_t pid)
+{
+	char *output = NULL;
+	int ret = -1;
+
+	if (pid <= 0)
+		return 0;
+	if (lttng(err, &output, "--mi", "xml", "list", NULL) != 0) {
+		err_push(err, "listing sessions before stopping lttng-sessiond %d", (int)pid);
+		goto out;
+	}
+	if (strstr(output, "<session>") != NULL) {
+		ret = 1;
+		goto out;
+	}
+	if (kill(pid, SIGTERM) != 0 && errno != ESRCH) {
+		err_push(err, "stopping lttng-sessiond %d: %s", (int)pid, strerror(errno));
+		goto out;
+	}
+	/* Not our child (it daemonized): poll until it is gone, 10 s at most. */
+	for (int i = 0; i < 200; i++) {
+		if (kill(pid, 0) != 0 && errno == ESRCH) {
+			ret = 0;
+			goto out;
+		}
+		sleep_ms(50);
+	}
+	err_push(err, "lttng-sessiond %d still runs 10 s after SIGTERM", (int)pid);
+out:
+	free(output);
+	return ret;
+}
+
+int record_session_create(struct wsr_err *err, const char *session, const char *out_dir,
+			  const struct record_opts *opts)
+{
+	char output_arg[4200], subbuf[64], nsubbuf[64];
+
+	snprintf(output_arg, sizeof(output_arg), "--output=%s", out_dir);
+	snprintf(subbuf, sizeof(subbuf), "--subbuf-size=%" PRIu64, opts->subbuf_size);
+	snprintf(nsubbuf, sizeof(nsubbuf), "--num-subbuf=%" PRIu64, opts->num_subbuf);
+
+	if (lttng(err, NULL, "create", session, output_arg, NULL) != 0)
+		return -1;
+	/*
+	 * Per-UID buffers outlive the traced process, so a program that exits
+	 * right after its last event loses nothing; the vpid tracker keeps
+	 * other processes of the same user out of this session's buffers.
+	 */
+	if (lttng(err, NULL, "enable-channel", "--userspace", "--session", session,
+		  "--buffers-uid", subbuf, nsubbuf,
+		  opts->lossless ? "--blocking-timeout=inf" : "--discard", RECORD_CHANNEL,
+		  NULL) != 0)
+		return -1;
+	if (lttng(err, NULL, "enable-event", "--userspace", "--session", session, "--channel",
+		  RECORD_CHANNEL, "wsr:*", NULL) != 0)
+		return -1;
+	/* cpu_id is in every packet context already (one stream per CPU). */
+	if (lttng(err, NULL, "add-context", "--userspace", "--session", session, "--channel",
+		  RECORD_CHANNEL, "--type=vpid", "--type=vtid", NULL) != 0)
+		return -1;
+	return 0;
+}
+
+int record_session_track(struct wsr_err *err, const char *session, pid_t pid)
+{
+	char vpid[64];
+
+	/* The inclusion set starts as "all"; tracking one vpid makes it {pid}. */
+	snprintf(vpid, sizeof(vpid), "--vpid=%d", (int)pid);
+	return lttng(err, NULL, "track", "--userspace", "--session", session, vpid, NULL);
+}
+
+int record_session_start(struct wsr_err *err, const char *session)
+{
+	return lttng(err, NULL, "start", session, NULL);
+}
+
+int record_session_stop(struct wsr_err *err, const char *session)
+{
+	/* Without --no-wait, `lttng stop` returns once the data is on disk. */
+	return lttng(err, NULL, "stop", session, NULL);
+}
+
+/* Finds <TAG>N</TAG> in XML and adds N to *SUM; returns the number found. */
+static int mi_sum(const char *xml, const char *tag, uint64_t *sum)
+{
+	char open[64];
+	size_t olen;
+	int found = 0;
+
+	snprintf(open, sizeof(open), "<%s>", tag);
+	olen = strlen(open);
+	for (const char *p = strstr(xml, open); p != NULL; p = strstr(p + olen, open)) {
+		*sum += strtoull(p + olen, NULL, 10);
+		found++;
+	}
+	return found;
+}
+
+int record_session_discarded(struct wsr_err *err, const char *session, uint64_t *events,
+			     uint64_t *packets)
+{
+	char *xml = NULL;
+	int ret = -1;
+
+	*events = 0;
+	*packets = 0;
+	if (lttng(err, &xml, "--mi", "xml", "list", session, NULL) != 0)
+		goto out;
+	if (mi_sum(xml, "discarded_events", events) == 0 ||
+	    mi_sum(xml, "lost_packets", packets) == 0) {
+		err_push(err, "`lttng --mi xml list %s` has no discarded_events/lost_packets",
+				session);
+		goto out;
+	}
+	ret = 0;
+out:
+	free(xml);
+	return ret;
+}
+
+int record_session_destroy(struct wsr_err *err, const char *session)
+{
+	return lttng(err, NULL, "destroy", session, NULL);
+}

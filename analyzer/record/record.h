@@ -1,0 +1,91 @@
+/*
+ * record.h - `wsr run`'s recorder: drives lttng-tools (record.c) and reads
+ * back the counts of a finished trace (trace_stats.c).
+ *
+ * Invariants:
+ *   - Every function returns 0 on success or -1 after pushing at least one
+ *     cause onto its `struct wsr_err` (err.h); none prints anything itself.
+ *   - lttng-tools is driven through the `lttng` command-line tool run with
+ *     fork/exec (never through a shell): no argument is ever re-parsed.
+ * Concurrency: single-threaded; the only other processes are the lttng
+ *   tools, the traced program and, when none was reachable, the
+ *   lttng-sessiond that record_sessiond_start() started.
+ */
+#ifndef WSR_ANALYZER_RECORD_H
+#define WSR_ANALYZER_RECORD_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+/* Channel geometry and mode of one recording. */
+struct record_opts {
+	uint64_t subbuf_size; /* bytes, a power of two */
+	uint64_t num_subbuf;  /* a power of two */
+	int lossless;         /* 1: blocking mode, nothing discarded */
+};
+
+#define RECORD_DEFAULT_SUBBUF_SIZE (4u << 20)
+#define RECORD_DEFAULT_NUM_SUBBUF  8u
+#define RECORD_CHANNEL             "wsr"
+
+/*
+ * Runs ARGV[0] (looked up in PATH) with ARGV, stdin from /dev/null. With
+ * OUT != NULL, its stdout and stderr are captured into *OUT (malloc'd,
+ * NUL-terminated, the caller frees); otherwise they are discarded.
+ * Returns the exit status, 128 + signal number for a killed process, or -1
+ * when it could not be started.
+ */
+int record_spawn(struct wsr_err *err, char *const argv[], char **out);
+
+/* 1 when `lttng list` reaches a session daemon, else 0. */
+int record_sessiond_reachable(void);
+
+/*
+ * Starts `lttng-sessiond --daemonize` and waits until it answers. *PID is the
+ * daemon's pid, or 0 when another one won a race to start and is reachable
+ * (then it is not ours to stop).
+ */
+int record_sessiond_start(struct wsr_err *err, pid_t *pid);
+
+/*
+ * Stops the session daemon PID that record_sessiond_start() started, unless
+ * it holds sessions (another `wsr run` found it in the meantime); returns 1
+ * when it was left running for that reason.
+ */
+int record_sessiond_stop(struct wsr_err *err, pid_t pid);
+
+/* create, enable-channel, enable-event wsr:*, add-context vpid vtid. */
+int record_session_create(struct wsr_err *err, const char *session, const char *out_dir,
+			  const struct record_opts *opts);
+
+/* Restricts SESSION to the process PID (lttng track -u --vpid=PID). */
+int record_session_track(struct wsr_err *err, const char *session, pid_t pid);
+
+int record_session_start(struct wsr_err *err, const char *session);
+
+/* Stops SESSION; returns after the consumer has flushed every buffer. */
+int record_session_stop(struct wsr_err *err, const char *session);
+
+/* The tracer's own loss counters for the channel, read while SESSION exists. */
+int record_session_discarded(struct wsr_err *err, const char *session, uint64_t *events,
+			     uint64_t *packets);
+
+int record_session_destroy(struct wsr_err *err, const char *session);
+
+/* What a finished trace holds, read back with libbabeltrace2. */
+struct trace_stats {
+	int found;                  /* 0: no CTF trace under the directory */
+	uint64_t events;            /* event messages */
+	uint64_t discarded_events;  /* sum of discarded-events counts */
+	uint64_t discarded_packets; /* sum of discarded-packets counts */
+	uint64_t discard_msgs;      /* discarded-events + discarded-packets messages */
+	uint64_t bytes;             /* size of the stream files */
+	uint64_t begin_ns, end_ns;  /* first and last event time, trace clock */
+};
+
+/* Reads every CTF trace below DIR (found by its `metadata` file). */
+int trace_stats_read(struct wsr_err *err, const char *dir, struct trace_stats *st);
+
+#endif /* WSR_ANALYZER_RECORD_H */
