@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+# check_trace.py - checks a `wsr` LTTng trace against the runtime's own
+# `WSRDEBUG=stats=1` counters and the sequence rules of docs/tracepoints.md.
+#
+# Usage: check_trace.py TRACE_DIR STATS_FILE [--vpid N] [--require EV,EV...]
+#                       [--allow-discards]
+#   STATS_FILE holds the program's stderr; its "wsr stats:" line is the truth.
+#   --vpid: every event must come from that process (default: any one process).
+#   --require: event kinds that must appear at least once.
+#   --allow-discards: default-mode traces; then events + discarded == emitted
+#                     is checked instead of exact per-kind equality, and the
+#                     sequence rules are not (a discard leaves gaps).
+#
+# Checks (each failure is printed; exit 1 if any, 0 otherwise):
+#   - babeltrace2 reads the trace; exactly one vpid appears.
+#   - per-kind counts equal the stats line exactly, plus runqput_next (runqput
+#     with next=1) and stolen (sum of steal.n).
+#   - every g_run of a G follows an event that made it runnable since its last
+#     g_run (g_create, runqput, globrunq_put or g_ready of that G); a G that
+#     arrives in a batch (globrunq_get, steal) was queued by such an event too.
+#   - per M: g_run/g_stop alternate on the same G; spin_start/spin_stop
+#     alternate starting with spin_start; m_park/m_unpark alternate starting
+#     with m_park.
+#   - per P: p_idle/p_busy alternate starting with p_idle.
+import re
+import subprocess
+import sys
+from collections import Counter, defaultdict
+
+FIELD_RE = re.compile(r'(\w+) = (?:\( "\w+" : container = )?(-?\d+)')
+NAME_RE = re.compile(r' wsr:(\w+): ')
+EXTRA_KEYS = {'runqput_next', 'stolen', 'max_spinning'}
+MAX_ERRORS = 20
+
+
+class Checker:
+    def __init__(self):
+        self.errors = []
+
+    def fail(self, msg):
+        if len(self.errors) < MAX_ERRORS:
+            print('FAIL: ' + msg)
+        self.errors.append(msg)
+
+
+def parse_stats(path):
+    with open(path, encoding='utf-8', errors='replace') as f:
+        for line in f:
+            if line.startswith('wsr stats:'):
+                return {k: int(v) for k, v in re.findall(r'(\w+)=(\d+)', line)}
+    return None
+
+
+def read_trace(trace_dir):
+    """Yields (name, fields dict) in trace order; returns babeltrace2's stderr at the end."""
+    proc = subprocess.Popen(['babeltrace2', '--no-delta', trace_dir], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, bufsize=1 << 20)
+    for line in proc.stdout:
+        m = NAME_RE.search(line)
+        if m is None:
+            continue
+        yield m.group(1), {k: int(v) for k, v in FIELD_RE.findall(line, m.end())}
+    err = proc.stderr.read()
+    if proc.wait() != 0:
+        raise RuntimeError('babeltrace2 failed: ' + err.strip()[-2000:])
+    read_trace.stderr = err
+
+
+def main(argv):
+    args = argv[1:]
+    opts = {'vpid': None, 'require': [], 'allow_discards': False}
+    pos = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == '--vpid':
+            opts['vpid'] = int(args[i + 1])
+            i += 2
+        elif a == '--require':
+            opts['require'] = [x for x in args[i + 1].split(',') if x]
+            i += 2
+        elif a == '--allow-discards':
+            opts['allow_discards'] = True
+            i += 1
+        else:
+            pos.append(a)
+            i += 1
+    if len(pos) != 2:
+        print(__doc__ if __doc__ else 'usage: check_trace.py TRACE_DIR STATS_FILE ...')
+        return 2
+    trace_dir, stats_file = pos
+    ck = Checker()
+    stats = parse_stats(stats_file)
+    if stats is None:
+        print('FAIL: no "wsr stats:" line in ' + stats_file)
+        return 1
+
+    counts = Counter()
+    runqput_next = 0
+    stolen = 0
+    vpids = Counter()
+    runnable = set()        # Gs made runnable since their last g_run
+    running = {}            # m -> g currently running on it
+    spinning = {}           # m -> bool
+    parked = {}             # m -> bool
+    pidle = {}              # p -> bool
+    # A trace with discarded events has gaps: sequences are checked only without.
+    seq = not opts['allow_discards']
+    try:
+        for name, f in read_trace(trace_dir):
+            counts[name] += 1
+            vpids[f.get('vpid')] += 1
+            if not seq:
+                continue
+            m = f.get('m', -1)
+            p = f.get('p', -1)
+            g = f.get('g')
+            if name in ('g_create', 'runqput', 'globrunq_put', 'g_ready'):
+                runnable.add(g)
+                if name == 'runqput':
+                    runqput_next += f['next']
+            elif name == 'steal':
+                stolen += f['n']
+            elif name == 'g_run':
+                if g not in runnable:
+                    ck.fail('g_run of G %d on M %d with no g_create/runqput/globrunq_put/'
+                            'g_ready of it since its previous run' % (g, m))
+                runnable.discard(g)
+                if running.get(m) is not None:
+                    ck.fail('g_run of G %d on M %d while G %d still runs there'
+                            % (g, m, running[m]))
+                running[m] = g
+            elif name == 'g_stop':
+                if running.get(m) != g:
+                    ck.fail('g_stop of G %d on M %d, which runs %s' % (g, m, running.get(m)))
+                running[m] = None
+            elif name in ('spin_start', 'spin_stop'):
+                want = name == 'spin_stop'
+                if spinning.get(m, False) != want:
+                    ck.fail('%s on M %d out of turn (spin_start/spin_stop must alternate)'
+                            % (name, m))
+                spinning[m] = not want
+            elif name in ('m_park', 'm_unpark'):
+                want = name == 'm_unpark'
+                if parked.get(m, False) != want:
+                    ck.fail('%s on M %d out of turn (m_park/m_unpark must alternate)'
+                            % (name, m))
+                parked[m] = not want
+            elif name in ('p_idle', 'p_busy'):
+                want = name == 'p_busy'
+                if pidle.get(p, False) != want:
+                    ck.fail('%s of P %d out of turn (p_idle/p_busy must alternate)' % (name, p))
+                pidle[p] = not want
+    except RuntimeError as e:
+        print('FAIL: ' + str(e))
+        return 1
+    bt_err = getattr(read_trace, 'stderr', '')
+    discarded = sum(int(n) for n in re.findall(r'Tracer discarded (\d+) events? ', bt_err))
+    lost_packets = sum(int(n) for n in re.findall(r'Tracer lost (\d+) (?:trace )?packets? ', bt_err))
+    discard_warnings = bt_err.count('WARNING: Tracer')
+
+    total = sum(counts.values())
+    print('trace: %d events, %d kinds, vpids %s, discarded %d events and %d packets '
+          '(babeltrace2 warnings: %d)'
+          % (total, len(counts), dict(vpids), discarded, lost_packets, discard_warnings))
+    if total == 0:
+        ck.fail('the trace holds no event')
+    if opts['vpid'] is not None:
+        if set(vpids) != {opts['vpid']}:
+            ck.fail('events from vpids %s, expected only %d' % (dict(vpids), opts['vpid']))
+    elif len(vpids) != 1:
+        ck.fail('events from %d processes: %s' % (len(vpids), dict(vpids)))
+    for ev in opts['require']:
+        if counts[ev] == 0:
+            ck.fail('no %s event, although the workload exercises it' % ev)
+
+    observed = dict(counts)
+    observed['runqput_next'] = runqput_next
+    observed['stolen'] = stolen
+    if opts['allow_discards']:
+        emitted = sum(v for k, v in stats.items() if k not in EXTRA_KEYS)
+        print('emitted %d (stats line), in trace %d, discarded %d' % (emitted, total, discarded))
+        if lost_packets == 0 and total + discarded != emitted:
+            ck.fail('events in trace (%d) + discarded (%d) != emitted (%d)'
+                    % (total, discarded, emitted))
+        elif lost_packets > 0 and total + discarded > emitted:
+            ck.fail('events in trace (%d) + discarded (%d) > emitted (%d)'
+                    % (total, discarded, emitted))
+    else:
+        if discard_warnings:
+            ck.fail('babeltrace2 reports discarded events or packets in a lossless trace')
+        for key in sorted(set(stats) | set(observed)):
+            if key == 'max_spinning':
+                continue
+            want = stats.get(key)
+            got = observed.get(key, 0)
+            if want is None:
+                ck.fail('event %s (%d in trace) has no key in the stats line' % (key, got))
+            elif want != got:
+                ck.fail('%s: trace has %d, stats line says %d' % (key, got, want))
+        print('per-kind counts: ' + ' '.join('%s=%d' % kv for kv in sorted(observed.items())))
+
+    if ck.errors:
+        print('%d check(s) failed' % len(ck.errors))
+        return 1
+    print('all checks passed')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))

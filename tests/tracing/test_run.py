@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+# test_run.py - integration tests of `wsr run` and of the traces it records.
+#
+# Usage: test_run.py WSR TP_EMITTER CASE [ARGS...]
+#   emitter-lossless        every event of a 2-thread burst is in the trace
+#   emitter-default         tiny buffers: each event is in the trace or counted discarded
+#   short-lived             a program that exits at once keeps its events
+#   exit-status             exit codes pass through (status, signal, exec failure, usage)
+#   concurrent              two `wsr run` at once: each trace holds only its own process
+#   sessiond                with no daemon running, `wsr run` starts one and stops it
+#   example NAME EXE KINDS  a runtime example with --lossless: counts equal the
+#                           WSRDEBUG=stats=1 line, sequences hold, KINDS appear
+#   no-session NAME EXE     the traced build runs normally with no session
+# Exit: 0 pass, 1 fail, 77 skip (meson's convention).
+#
+# A test that needs a session daemon starts one only if `lttng list` reaches
+# none, and stops only that one. Traces go to a fresh temporary directory.
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHECK = os.path.join(HERE, 'check_trace.py')
+SKIP = 77
+
+
+def sessiond_reachable():
+    return subprocess.run(['lttng', 'list'], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0
+
+
+def sessiond_pid():
+    try:
+        with open('/var/run/lttng/lttng-sessiond.pid') as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+class Sessiond:
+    """Makes sure a session daemon runs; stops it on exit only if we started it."""
+
+    def __enter__(self):
+        self.started = None
+        if not sessiond_reachable():
+            subprocess.run(['lttng-sessiond', '--daemonize'], check=True)
+            self.started = sessiond_pid()
+        return self
+
+    def __exit__(self, *exc):
+        if self.started:
+            os.kill(self.started, signal.SIGTERM)
+            for _ in range(200):
+                try:
+                    os.kill(self.started, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.05)
+
+
+def wsr_run(wsr, tmp, name, run_args, prog, env_extra=None):
+    """Runs `wsr run --out TMP/NAME RUN_ARGS -- PROG`; returns (rc, out, err, dir)."""
+    out_dir = os.path.join(tmp, name)
+    env = dict(os.environ)
+    env['WSRDEBUG'] = 'stats=1'
+    env.update(env_extra or {})
+    p = subprocess.run([wsr, 'run', '--out', out_dir] + run_args + ['--'] + prog,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    errf = os.path.join(tmp, name + '.stderr')
+    with open(errf, 'w') as f:
+        f.write(p.stderr)
+    return p.returncode, p.stdout, p.stderr, out_dir, errf
+
+
+def check(trace, errf, *extra):
+    p = subprocess.run([sys.executable, CHECK, trace, errf] + list(extra),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    print(p.stdout, end='')
+    return p.returncode == 0
+
+
+def expect(cond, msg):
+    print(('ok: ' if cond else 'FAIL: ') + msg)
+    return bool(cond)
+
+
+def summary_line(stderr):
+    for line in stderr.splitlines():
+        if ' events over ' in line:
+            return line
+    return ''
+
+
+def case_emitter_lossless(wsr, emitter, tmp, args):
+    rc, _, err, d, errf = wsr_run(wsr, tmp, 'lossless', ['--lossless'],
+                                  [emitter, '-t', '2', '-n', '100000'])
+    ok = expect(rc == 0, 'wsr run exit status 0 (got %d)' % rc)
+    ok &= expect('0 events discarded, 0 packets lost' in summary_line(err),
+                 'summary reports no loss: ' + summary_line(err))
+    ok &= check(d, errf, '--require', 'init,m_create,g_create,runqput,g_run,g_stop,'
+                'spin_start,spin_stop,p_idle,p_busy')
+    return ok
+
+
+def case_emitter_default(wsr, emitter, tmp, args):
+    # 4 KiB x 2 sub-buffers cannot hold a 2 x 400k-event burst: the tracer discards.
+    rc, _, err, d, errf = wsr_run(wsr, tmp, 'default',
+                                  ['--subbuf-size', '4k', '--num-subbuf', '2'],
+                                  [emitter, '-t', '2', '-n', '100000'])
+    ok = expect(rc == 0, 'wsr run exit status 0 (got %d)' % rc)
+    ok &= expect('warning: the tracer discarded' in err, 'wsr run warns about discarded events')
+    ok &= check(d, errf, '--allow-discards')
+    return ok
+
+
+def case_short_lived(wsr, emitter, tmp, args):
+    ok = True
+    for mode in ([], ['--lossless']):
+        rc, _, err, d, errf = wsr_run(wsr, tmp, 'short' + ''.join(mode),
+                                      mode, [emitter, '-t', '1', '-n', '1'])
+        ok &= expect(rc == 0, 'exit status 0 %s' % mode)
+        ok &= check(d, errf, '--require', 'init,g_create,runqput,g_run,g_stop')
+    return ok
+
+
+def case_exit_status(wsr, emitter, tmp, args):
+    ok = True
+    rc, *_ = wsr_run(wsr, tmp, 'x3', [], [emitter, '-n', '10', '-x', '3'])
+    ok &= expect(rc == 3, 'exit 3 passes through (got %d)' % rc)
+    rc, *_ = wsr_run(wsr, tmp, 'abrt', [], [emitter, '-n', '10', '-k', str(signal.SIGABRT)])
+    ok &= expect(rc == 128 + signal.SIGABRT, 'SIGABRT gives %d (got %d)'
+                 % (128 + signal.SIGABRT, rc))
+    rc, _, err, *_ = wsr_run(wsr, tmp, 'missing', [], [os.path.join(tmp, 'no-such-program')])
+    ok &= expect(rc == 127 and 'cannot run' in err, 'missing program gives 127 (got %d)' % rc)
+    for bad in (['--bogus', '--', 'true'], ['--subbuf-size', '3k', '--', 'true'],
+                ['--num-subbuf', '0', '--', 'true'], ['--out']):
+        p = subprocess.run([wsr, 'run'] + bad, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        ok &= expect(p.returncode == 2, 'usage error %s gives 2 (got %d)' % (bad, p.returncode))
+    p = subprocess.run([wsr, 'run'], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ok &= expect(p.returncode == 2, 'no program gives 2 (got %d)' % p.returncode)
+    rc, _, err, *_ = wsr_run(wsr, tmp, 'x3', [], [emitter])  # x3 exists and is not empty
+    ok &= expect(rc == 2 and 'not an empty directory' in err,
+                 '--out on a non-empty directory gives 2 (got %d)' % rc)
+    ok &= expect(not any(l.startswith('wsr-') for l in
+                         subprocess.run(['lttng', 'list'], stdout=subprocess.PIPE,
+                                        text=True).stdout.split()),
+                 'no wsr session is left behind')
+    return ok
+
+
+def case_concurrent(wsr, emitter, tmp, args):
+    env = dict(os.environ)
+    env['WSRDEBUG'] = 'stats=1'
+    procs = []
+    for name, n in (('a', '60000'), ('b', '40000')):
+        errf = open(os.path.join(tmp, name + '.stderr'), 'w')
+        p = subprocess.Popen([wsr, 'run', '--lossless', '--out', os.path.join(tmp, name), '--',
+                              emitter, '-t', '2', '-n', n], stderr=errf, env=env)
+        procs.append((name, p, errf))
+    ok = True
+    for name, p, errf in procs:
+        rc = p.wait()
+        errf.close()
+        ok &= expect(rc == 0, 'run %s exit status 0 (got %d)' % (name, rc))
+    for name, _, errf in procs:
+        # Different sizes: an event of the other run would break the exact counts,
+        # and check_trace insists on a single vpid.
+        ok &= check(os.path.join(tmp, name), errf.name)
+    return ok
+
+
+def case_sessiond(wsr, emitter, tmp, args):
+    if sessiond_reachable():
+        print('skip: a session daemon already runs; this case needs none')
+        return SKIP
+    rc, _, err, d, errf = wsr_run(wsr, tmp, 'own', ['--lossless'], [emitter, '-n', '1000'])
+    ok = expect(rc == 0, 'wsr run exit status 0 (got %d)' % rc)
+    ok &= check(d, errf)
+    ok &= expect(not sessiond_reachable(), 'the daemon wsr run started is stopped again')
+    return ok
+
+
+def case_example(wsr, emitter, tmp, args):
+    name, exe, kinds = args[0], args[1], args[2]
+    rc, out, err, d, errf = wsr_run(wsr, tmp, name, ['--lossless'], [exe])
+    print(summary_line(err))
+    ok = expect(rc == 0, '%s under wsr run --lossless exits 0 (got %d)' % (name, rc))
+    ok &= check(d, errf, '--require', kinds)
+    return ok
+
+
+def case_no_session(wsr, emitter, tmp, args):
+    name, exe = args[0], args[1]
+    env = dict(os.environ)
+    env['WSRDEBUG'] = 'stats=1'
+    sessions = subprocess.run(['lttng', 'list'], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True).stdout
+    print('sessions before: ' + (sessions.strip().splitlines() or [''])[0])
+    p = subprocess.run([exe], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    ok = expect(p.returncode == 0, '%s exits 0 with no session (got %d)' % (name, p.returncode))
+    ok &= expect('wsr stats:' in p.stderr, 'the runtime printed its stats line')
+    ok &= expect(p.stdout.strip() != '', '%s printed its result' % name)
+    return ok
+
+
+CASES = {
+    'emitter-lossless': case_emitter_lossless,
+    'emitter-default': case_emitter_default,
+    'short-lived': case_short_lived,
+    'exit-status': case_exit_status,
+    'concurrent': case_concurrent,
+    'sessiond': case_sessiond,
+    'example': case_example,
+    'no-session': case_no_session,
+}
+
+
+def main(argv):
+    if len(argv) < 4 or argv[3] not in CASES:
+        print('usage: test_run.py WSR TP_EMITTER CASE [ARGS...]; cases: ' + ' '.join(CASES))
+        return 2
+    wsr, emitter, case = argv[1], argv[2], argv[3]
+    if shutil.which('lttng') is None or shutil.which('babeltrace2') is None:
+        print('FAIL: lttng-tools and babeltrace2 are needed (scripts/setup.sh installs them)')
+        return 1
+    tmp = tempfile.mkdtemp(prefix='wsr-test-%s-' % case)
+    try:
+        if case in ('sessiond', 'no-session'):
+            rc = CASES[case](wsr, emitter, tmp, argv[4:])
+        else:
+            with Sessiond():
+                rc = CASES[case](wsr, emitter, tmp, argv[4:])
+    finally:
+        if os.environ.get('WSR_KEEP_TRACES'):
+            print('traces kept in ' + tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if not isinstance(rc, bool):
+        return rc  # SKIP
+    return 0 if rc else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
