@@ -10,5 +10,9 @@
 #define WSR_ANALYZER_CMD_H
 
 int cmd_run(int argc, char **argv);
+int cmd_ingest(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 #endif /* WSR_ANALYZER_CMD_H */

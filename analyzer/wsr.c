@@ -25,6 +25,7 @@ struct subcommand {
 
 static const struct subcommand subcommands[] = {
 	{"run", cmd_run, "run [--out DIR] [--lossless] [--subbuf-size SIZE] -- PROGRAM ARGS"},
+	{"ingest", cmd_ingest, "ingest TRACE_DIR [-o trace.db] [--force]"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,1528 @@
+/*
+ * derive.c - the one-pass state machine from wsr events to database rows
+ * (see derive.h and docs/schema.md).
+ *
+ * Design. Events arrive in time order (the muxer's). Each event is inserted
+ * into `events`, then applied to three small state machines:
+ *   - G: runnable -> running -> waiting / syscall / runnable ... -> exit.
+ *     A G's current interval is open in its `struct gs`; a transition closes
+ *     it into g_state. Live Gs sit in an open-addressing hash (backward-shift
+ *     deletion), so memory follows the number of live Gs.
+ *   - P: idle / running / spinning / syscall, computed from the P's idle flag
+ *     and the state of the M holding it. Which M holds which P is learnt from
+ *     the (p, m) pair every event carries (the emitter holds p), except for
+ *     the events that name another thread's P or M (retake, handoff,
+ *     preempt) and the ones with their own meaning (p_idle, p_busy,
+ *     m_unpark).
+ *   - M: running / spinning / syscall / parked / no_p.
+ * P and M intervals are only written when the state changes, and an
+ * interval of zero length is folded into the next one, so per P and M the
+ * rows tile time. The counters come from the events' own counts (npidle,
+ * nmspinning, nmidle, global_len) where the catalog carries them, and from
+ * the G state machine (running_gs, runnable_gs) otherwise; one row is
+ * written per timestamp at which any changed. Per-P ring lengths are resynced
+ * from runqput.qlen and otherwise follow the queue operations:
+ *   steal:        thief += n-1, victim -= n (runnext: victim's slot cleared)
+ *   globrunq_get: P += n-1;  runq_spill: P -= n-1
+ *   g_run:        nothing if it is the G run at once after a steal or
+ *                 global get; runnext slot cleared if it held the G;
+ *                 else ring -= 1 when the G came from the local ring.
+ *
+ * Invariants:
+ *   - Rows are inserted through prepared statements inside the caller's
+ *     transaction; every sqlite3_step is checked.
+ *   - A G interval is [start, ts) of its open state; zero-length G intervals
+ *     are kept (a G run the instant it is readied has latency 0).
+ *   - Validation rejects what random bytes decoded as fields would produce:
+ *     p outside -1..gomaxprocs-1, m outside -1..WSR_MAX_M-1, G ids outside
+ *     0..2^48, unknown enum values, time going backwards.
+ * Concurrency: single-threaded.
+ * Rejected: storing the counters as a JSON column per row (4x the size);
+ *   keeping every G in memory until the end (memory would follow events).
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "db.h"
+#include "derive.h"
+
+#define WSR_MAX_P 1024
+#define WSR_MAX_M (1 << 20)
+#define WSR_MAX_G ((int64_t)1 << 48)
+#define MAX_STREAMS 4096
+
+enum gstate { GS_RUNNABLE, GS_RUNNING, GS_WAITING, GS_SYSCALL };
+static const char *const gstate_names[] = {"runnable", "running", "waiting", "syscall"};
+
+enum pstate { PS_IDLE, PS_RUNNING, PS_SPINNING, PS_SYSCALL, PS_NONE };
+static const char *const pstate_names[] = {"idle", "running", "spinning", "syscall"};
+
+enum mstate { MS_RUNNING, MS_SPINNING, MS_SYSCALL, MS_PARKED, MS_NOP, MS_NONE };
+static const char *const mstate_names[] = {"running", "spinning", "syscall", "parked", "no_p"};
+
+enum gq { Q_NONE, Q_RING, Q_RUNNEXT, Q_GLOBAL };
+
+struct gs {
+	int64_t g; /* 0: empty slot */
+	int64_t parent;
+	int64_t created_ts, first_run_ts, start;
+	int64_t runs, stolen, ns[4];
+	int32_t create_p, p, m, qp;
+	const char *reason;
+	uint8_t state, q;
+	bool has_parent, pending_ready;
+};
+
+struct ps {
+	bool known, idle, pending_once, dirty;
+	uint8_t state;
+	int32_t holder, st_m;
+	int64_t start;
+	int64_t ring, runnext, schedticks, syscalls;
+	int64_t w_ring, w_runnext, w_ticks; /* last written to p_counters */
+	bool written;
+};
+
+struct ms {
+	bool known, parked, spinning, insyscall, has_creator;
+	uint8_t state;
+	int32_t p, st_p, creator;
+	int64_t start, created_ts, tid;
+};
+
+struct counters {
+	int64_t idle_ps, spinning_ms, idle_ms, threads, running_gs, runnable_gs, global_len;
+};
+
+enum stmt {
+	ST_EVENT,
+	ST_G_STATE,
+	ST_P_STATE,
+	ST_M_STATE,
+	ST_COUNTERS,
+	ST_P_COUNTERS,
+	ST_STEAL,
+	ST_SPILL,
+	ST_GLOBAL_GET,
+	ST_G,
+	ST_DISCARDED,
+	ST_P,
+	ST_M,
+	ST_COUNT
+};
+
+static const char *const stmt_sql[ST_COUNT] = {
+	[ST_EVENT] = "INSERT INTO events (id, ts, name, cpu, tid, vpid, p, m, g, a1, a2, a3, "
+		     "extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[ST_G_STATE] = "INSERT INTO g_state (g, state, start_ts, end_ts, p, m, reason, source, "
+		       "cut) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[ST_P_STATE] = "INSERT INTO p_state (p, state, start_ts, end_ts, m, cut) VALUES (?, ?, ?, "
+		       "?, ?, ?)",
+	[ST_M_STATE] = "INSERT INTO m_state (m, state, start_ts, end_ts, p, cut) VALUES (?, ?, ?, "
+		       "?, ?, ?)",
+	[ST_COUNTERS] = "INSERT INTO counters (ts, idle_ps, spinning_ms, idle_ms, threads, "
+			"running_gs, runnable_gs, global_len) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+	[ST_P_COUNTERS] = "INSERT INTO p_counters (p, ts, runq, runnext, schedticks) VALUES (?, "
+			  "?, ?, ?, ?)",
+	[ST_STEAL] = "INSERT INTO steals (ts, thief, victim, m, n, runnext) VALUES (?, ?, ?, ?, "
+		     "?, ?)",
+	[ST_SPILL] = "INSERT INTO spills (ts, p, m, n, global_len) VALUES (?, ?, ?, ?, ?)",
+	[ST_GLOBAL_GET] = "INSERT INTO global_gets (ts, p, m, n, global_len) VALUES (?, ?, ?, ?, "
+			  "?)",
+	[ST_G] = "INSERT OR REPLACE INTO g (g, parent, created_ts, first_run_ts, end_ts, "
+		 "create_p, runs, stolen, run_ns, runnable_ns, waiting_ns, syscall_ns, "
+		 "end_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[ST_DISCARDED] = "INSERT INTO discarded (kind, stream, cpu, begin_ts, end_ts, count) "
+			 "VALUES (?, ?, ?, ?, ?, ?)",
+	[ST_P] = "INSERT INTO p (p, schedticks, syscalls) VALUES (?, ?, ?)",
+	[ST_M] = "INSERT INTO m (m, tid, created_ts, creator) VALUES (?, ?, ?, ?)",
+};
+
+struct stream_info {
+	char *name;
+	int32_t cpu;
+	int64_t last_ts;
+	bool declared;
+};
+
+struct derive {
+	sqlite3 *db;
+	char *trace;
+	sqlite3_stmt *st[ST_COUNT];
+
+	/* live Gs */
+	struct gs *gtab;
+	size_t gcap, gcount, gpeak;
+	uint64_t gtotal;
+
+	struct ps *ps;
+	int np;         /* Ps allocated */
+	int gomaxprocs; /* 0 until init */
+	int64_t runq_size;
+	char runtime_version[128];
+
+	struct ms *ms;
+	int nm; /* Ms allocated (ids 0..nm-1) */
+	int64_t threads;
+
+	struct counters cur, written;
+	bool written_any;
+	int *dirty_ps;
+	int n_dirty;
+
+	struct stream_info streams[MAX_STREAMS];
+
+	uint64_t events, wsr_events, foreign_events, schedtraces;
+	uint64_t discarded_events, discarded_packets, discarded_records;
+	int64_t first_ts, last_ts;
+	bool any_ts;
+	uint64_t per_ev[EV_COUNT + 2];
+
+	/* environment of the trace (REC_META) */
+	char hostname[256], procname[256], tracer[64], env_vpid[32], domain[32];
+	int tracer_major, tracer_minor;
+	bool finished;
+};
+
+/* Binding helpers: -1 (no P / no M) and absent values are stored as NULL only
+ * where the schema says so; events keep -1 as the catalog emits it. */
+static inline void bind_i64(sqlite3_stmt *s, int i, int64_t v)
+{
+	sqlite3_bind_int64(s, i, v);
+}
+
+static inline void bind_opt(sqlite3_stmt *s, int i, bool present, int64_t v)
+{
+	if (present)
+		sqlite3_bind_int64(s, i, v);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+static inline void bind_id(sqlite3_stmt *s, int i, int64_t v)
+{
+	if (v >= 0)
+		sqlite3_bind_int64(s, i, v);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+static inline void bind_text(sqlite3_stmt *s, int i, const char *t)
+{
+	if (t != NULL)
+		sqlite3_bind_text(s, i, t, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+static int step(struct derive *dv, enum stmt k, struct wsr_err *err)
+{
+	sqlite3_stmt *s = dv->st[k];
+	int rc = sqlite3_step(s);
+
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE) {
+		err_push(err, "sqlite: inserting (%.40s...): %s", stmt_sql[k],
+			 sqlite3_errmsg(dv->db));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- G table ---- */
+
+static inline size_t ghash(const struct derive *dv, int64_t g)
+{
+	return (size_t)(((uint64_t)g * 0x9E3779B97F4A7C15ull) >> 17) & (dv->gcap - 1);
+}
+
+static struct gs *g_find(struct derive *dv, int64_t g)
+{
+	size_t i = ghash(dv, g);
+
+	while (dv->gtab[i].g != 0) {
+		if (dv->gtab[i].g == g)
+			return &dv->gtab[i];
+		i = (i + 1) & (dv->gcap - 1);
+	}
+	return NULL;
+}
+
+static int g_grow(struct derive *dv)
+{
+	size_t ocap = dv->gcap;
+	struct gs *old = dv->gtab;
+
+	dv->gcap = ocap * 2;
+	dv->gtab = calloc(dv->gcap, sizeof(*dv->gtab));
+	if (dv->gtab == NULL) {
+		dv->gtab = old;
+		dv->gcap = ocap;
+		return -1;
+	}
+	for (size_t k = 0; k < ocap; k++) {
+		if (old[k].g == 0)
+			continue;
+		size_t i = ghash(dv, old[k].g);
+		while (dv->gtab[i].g != 0)
+			i = (i + 1) & (dv->gcap - 1);
+		dv->gtab[i] = old[k];
+	}
+	free(old);
+	return 0;
+}
+
+static struct gs *g_insert(struct derive *dv, int64_t g, struct wsr_err *err)
+{
+	if ((dv->gcount + 1) * 2 > dv->gcap && g_grow(dv) < 0) {
+		err_push(err, "out of memory (%zu live Gs)", dv->gcount);
+		return NULL;
+	}
+	size_t i = ghash(dv, g);
+	while (dv->gtab[i].g != 0)
+		i = (i + 1) & (dv->gcap - 1);
+	struct gs *e = &dv->gtab[i];
+	memset(e, 0, sizeof(*e));
+	e->g = g;
+	e->p = e->m = e->qp = e->create_p = -1;
+	e->first_run_ts = -1;
+	dv->gcount++;
+	dv->gtotal++;
+	if (dv->gcount > dv->gpeak)
+		dv->gpeak = dv->gcount;
+	return e;
+}
+
+/* Backward-shift deletion keeps probe chains intact without tombstones. */
+static void g_delete(struct derive *dv, struct gs *e)
+{
+	size_t i = (size_t)(e - dv->gtab), mask = dv->gcap - 1;
+	size_t j = i;
+
+	for (;;) {
+		j = (j + 1) & mask;
+		if (dv->gtab[j].g == 0)
+			break;
+		size_t h = ghash(dv, dv->gtab[j].g);
+		/* Move j to i if h is cyclically outside (i, j]. */
+		if ((j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j))) {
+			dv->gtab[i] = dv->gtab[j];
+			i = j;
+		}
+	}
+	dv->gtab[i].g = 0;
+	dv->gcount--;
+}
+
+static void count_state(struct derive *dv, uint8_t state, int delta)
+{
+	if (state == GS_RUNNING)
+		dv->cur.running_gs += delta;
+	else if (state == GS_RUNNABLE)
+		dv->cur.runnable_gs += delta;
+}
+
+static int g_close(struct derive *dv, struct gs *e, int64_t ts, const char *source, int cut,
+		   struct wsr_err *err)
+{
+	sqlite3_stmt *s = dv->st[ST_G_STATE];
+
+	bind_i64(s, 1, e->g);
+	sqlite3_bind_text(s, 2, gstate_names[e->state], -1, SQLITE_STATIC);
+	bind_i64(s, 3, e->start);
+	bind_i64(s, 4, ts);
+	bind_id(s, 5, e->p);
+	bind_id(s, 6, e->m);
+	bind_text(s, 7, e->reason);
+	bind_text(s, 8, source);
+	bind_i64(s, 9, cut);
+	e->ns[e->state] += ts - e->start;
+	return step(dv, ST_G_STATE, err);
+}
+
+/* Closes the open interval and opens `state` at ts. */
+static int g_to(struct derive *dv, struct gs *e, uint8_t state, int64_t ts, int32_t p, int32_t m,
+		const char *reason, const char *source, struct wsr_err *err)
+{
+	if (g_close(dv, e, ts, source, 0, err) < 0)
+		return -1;
+	count_state(dv, e->state, -1);
+	e->state = state;
+	e->start = ts;
+	e->p = p;
+	e->m = m;
+	e->reason = reason;
+	count_state(dv, state, +1);
+	return 0;
+}
+
+static int g_write_row(struct derive *dv, struct gs *e, int64_t end_ts, struct wsr_err *err)
+{
+	sqlite3_stmt *s = dv->st[ST_G];
+
+	bind_i64(s, 1, e->g);
+	bind_opt(s, 2, e->has_parent, e->parent);
+	bind_i64(s, 3, e->created_ts);
+	bind_opt(s, 4, e->first_run_ts >= 0, e->first_run_ts);
+	bind_opt(s, 5, end_ts >= 0, end_ts);
+	bind_id(s, 6, e->create_p);
+	bind_i64(s, 7, e->runs);
+	bind_i64(s, 8, e->stolen);
+	bind_i64(s, 9, e->ns[GS_RUNNING]);
+	bind_i64(s, 10, e->ns[GS_RUNNABLE]);
+	bind_i64(s, 11, e->ns[GS_WAITING]);
+	bind_i64(s, 12, e->ns[GS_SYSCALL]);
+	bind_text(s, 13, end_ts >= 0 ? "exit" : NULL);
+	return step(dv, ST_G, err);
+}
+
+/* A G seen for the first time at ts, in `state`. */
+static struct gs *g_new(struct derive *dv, int64_t g, int64_t ts, uint8_t state,
+			const char *reason, struct wsr_err *err)
+{
+	struct gs *e = g_find(dv, g);
+
+	if (e != NULL) {
+		/* The id is reused without an exit: close the old G as cut. */
+		if (g_close(dv, e, ts, NULL, 1, err) < 0 || g_write_row(dv, e, -1, err) < 0)
+			return NULL;
+		count_state(dv, e->state, -1);
+		g_delete(dv, e);
+	}
+	e = g_insert(dv, g, err);
+	if (e == NULL)
+		return NULL;
+	e->created_ts = ts;
+	e->start = ts;
+	e->state = state;
+	e->reason = reason;
+	count_state(dv, state, +1);
+	return e;
+}
+
+static struct gs *g_get(struct derive *dv, int64_t g, int64_t ts, struct wsr_err *err)
+{
+	struct gs *e = g_find(dv, g);
+
+	if (e == NULL)
+		e = g_new(dv, g, ts, GS_WAITING, NULL, err);
+	return e;
+}
+
+/* ---- P and M ---- */
+
+static int p_ensure(struct derive *dv, int p, struct wsr_err *err)
+{
+	if (p < dv->np)
+		return 0;
+	int n = dv->np == 0 ? 8 : dv->np;
+	while (n <= p)
+		n *= 2;
+	struct ps *np = realloc(dv->ps, (size_t)n * sizeof(*np));
+	int *nd = realloc(dv->dirty_ps, (size_t)n * sizeof(*nd));
+	if (np == NULL || nd == NULL) {
+		free(np == dv->ps ? NULL : np);
+		err_push(err, "out of memory");
+		return -1;
+	}
+	memset(np + dv->np, 0, (size_t)(n - dv->np) * sizeof(*np));
+	dv->ps = np;
+	dv->dirty_ps = nd;
+	dv->np = n;
+	return 0;
+}
+
+static int m_ensure(struct derive *dv, int m, struct wsr_err *err)
+{
+	if (m < dv->nm)
+		return 0;
+	int n = dv->nm == 0 ? 16 : dv->nm;
+	while (n <= m)
+		n *= 2;
+	struct ms *nm = realloc(dv->ms, (size_t)n * sizeof(*nm));
+	if (nm == NULL) {
+		err_push(err, "out of memory");
+		return -1;
+	}
+	memset(nm + dv->nm, 0, (size_t)(n - dv->nm) * sizeof(*nm));
+	dv->ms = nm;
+	dv->nm = n;
+	return 0;
+}
+
+static void p_dirty(struct derive *dv, int p)
+{
+	if (!dv->ps[p].dirty) {
+		dv->ps[p].dirty = true;
+		dv->dirty_ps[dv->n_dirty++] = p;
+	}
+}
+
+static int p_set(struct derive *dv, int p, int64_t ts, struct wsr_err *err)
+{
+	struct ps *P = &dv->ps[p];
+	uint8_t st = PS_RUNNING;
+	int32_t m = -1;
+
+	if (P->idle) {
+		st = PS_IDLE;
+	} else if (P->holder >= 0 && dv->ms[P->holder].p == p) {
+		struct ms *M = &dv->ms[P->holder];
+		m = P->holder;
+		st = M->insyscall ? PS_SYSCALL : M->spinning ? PS_SPINNING : PS_RUNNING;
+	}
+	if (st == P->state && m == P->st_m)
+		return 0;
+	if (P->state != PS_NONE && ts > P->start) {
+		sqlite3_stmt *s = dv->st[ST_P_STATE];
+		bind_i64(s, 1, p);
+		sqlite3_bind_text(s, 2, pstate_names[P->state], -1, SQLITE_STATIC);
+		bind_i64(s, 3, P->start);
+		bind_i64(s, 4, ts);
+		bind_id(s, 5, P->st_m);
+		bind_i64(s, 6, 0);
+		if (step(dv, ST_P_STATE, err) < 0)
+			return -1;
+		P->start = ts;
+	}
+	if (P->state == PS_NONE)
+		P->start = ts;
+	P->state = st;
+	P->st_m = m;
+	return 0;
+}
+
+static int m_set(struct derive *dv, int m, int64_t ts, struct wsr_err *err)
+{
+	struct ms *M = &dv->ms[m];
+	uint8_t st;
+	int32_t p = M->p;
+
+	if (M->parked)
+		st = MS_PARKED, p = -1;
+	else if (M->insyscall)
+		st = MS_SYSCALL;
+	else if (M->p < 0)
+		st = MS_NOP;
+	else
+		st = M->spinning ? MS_SPINNING : MS_RUNNING;
+	if (st == M->state && p == M->st_p)
+		return 0;
+	if (M->state != MS_NONE && ts > M->start) {
+		sqlite3_stmt *s = dv->st[ST_M_STATE];
+		bind_i64(s, 1, m);
+		sqlite3_bind_text(s, 2, mstate_names[M->state], -1, SQLITE_STATIC);
+		bind_i64(s, 3, M->start);
+		bind_i64(s, 4, ts);
+		bind_id(s, 5, M->st_p);
+		bind_i64(s, 6, 0);
+		if (step(dv, ST_M_STATE, err) < 0)
+			return -1;
+		M->start = ts;
+	}
+	if (M->state == MS_NONE)
+		M->start = ts;
+	M->state = st;
+	M->st_p = p;
+	return 0;
+}
+
+/* Makes M m known (first seen at ts, by an event with thread id tid). */
+static int m_known(struct derive *dv, int m, int64_t ts, int64_t tid, struct wsr_err *err)
+{
+	if (m < 0)
+		return 0;
+	if (m_ensure(dv, m, err) < 0)
+		return -1;
+	struct ms *M = &dv->ms[m];
+	if (!M->known) {
+		M->known = true;
+		M->p = M->st_p = -1;
+		M->state = MS_NONE;
+		M->created_ts = ts;
+		M->tid = tid;
+		dv->threads++;
+		dv->cur.threads = dv->threads;
+		if (m_set(dv, m, ts, err) < 0)
+			return -1;
+	} else if (M->tid < 0 && tid >= 0) {
+		M->tid = tid;
+	}
+	return 0;
+}
+
+static int p_known(struct derive *dv, int p, int64_t ts, struct wsr_err *err)
+{
+	if (p < 0)
+		return 0;
+	if (p_ensure(dv, p, err) < 0)
+		return -1;
+	struct ps *P = &dv->ps[p];
+	if (!P->known) {
+		P->known = true;
+		P->holder = P->st_m = -1;
+		P->state = PS_NONE;
+		return p_set(dv, p, ts, err);
+	}
+	return 0;
+}
+
+/* M m holds P p from ts on (both known). */
+static int assoc(struct derive *dv, int m, int p, int64_t ts, struct wsr_err *err)
+{
+	struct ms *M = &dv->ms[m];
+	struct ps *P = &dv->ps[p];
+
+	if (M->p == p && P->holder == m && !M->parked)
+		return 0;
+	M->parked = false;
+	if (M->p >= 0 && M->p != p) {
+		int op = M->p;
+		if (dv->ps[op].holder == m)
+			dv->ps[op].holder = -1;
+		M->p = p;
+		if (p_set(dv, op, ts, err) < 0)
+			return -1;
+	}
+	if (P->holder >= 0 && P->holder != m) {
+		int om = P->holder;
+		if (dv->ms[om].p == p)
+			dv->ms[om].p = -1;
+		P->holder = m;
+		if (m_set(dv, om, ts, err) < 0)
+			return -1;
+	}
+	M->p = p;
+	P->holder = m;
+	if (m_set(dv, m, ts, err) < 0 || p_set(dv, p, ts, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* M m no longer holds P p (if it did). */
+static int release(struct derive *dv, int m, int p, int64_t ts, struct wsr_err *err)
+{
+	if (m >= 0 && dv->ms[m].p == p) {
+		dv->ms[m].p = -1;
+		if (m_set(dv, m, ts, err) < 0)
+			return -1;
+	}
+	if (p >= 0 && dv->ps[p].holder == m) {
+		dv->ps[p].holder = -1;
+		if (p_set(dv, p, ts, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- counters ---- */
+
+static int flush_counters(struct derive *dv, int64_t ts, struct wsr_err *err)
+{
+	if (!dv->written_any || memcmp(&dv->cur, &dv->written, sizeof(dv->cur)) != 0) {
+		sqlite3_stmt *s = dv->st[ST_COUNTERS];
+		bind_i64(s, 1, ts);
+		bind_i64(s, 2, dv->cur.idle_ps);
+		bind_i64(s, 3, dv->cur.spinning_ms);
+		bind_i64(s, 4, dv->cur.idle_ms);
+		bind_i64(s, 5, dv->cur.threads);
+		bind_i64(s, 6, dv->cur.running_gs);
+		bind_i64(s, 7, dv->cur.runnable_gs);
+		bind_i64(s, 8, dv->cur.global_len);
+		if (step(dv, ST_COUNTERS, err) < 0)
+			return -1;
+		dv->written = dv->cur;
+		dv->written_any = true;
+	}
+	for (int i = 0; i < dv->n_dirty; i++) {
+		int p = dv->dirty_ps[i];
+		struct ps *P = &dv->ps[p];
+		P->dirty = false;
+		if (P->written && P->w_ring == P->ring && P->w_runnext == P->runnext &&
+		    P->w_ticks == P->schedticks)
+			continue;
+		sqlite3_stmt *s = dv->st[ST_P_COUNTERS];
+		bind_i64(s, 1, p);
+		bind_i64(s, 2, ts);
+		bind_i64(s, 3, P->ring);
+		bind_i64(s, 4, P->runnext);
+		bind_i64(s, 5, P->schedticks);
+		if (step(dv, ST_P_COUNTERS, err) < 0)
+			return -1;
+		P->written = true;
+		P->w_ring = P->ring;
+		P->w_runnext = P->runnext;
+		P->w_ticks = P->schedticks;
+	}
+	dv->n_dirty = 0;
+	return 0;
+}
+
+/* ---- creation ---- */
+
+struct derive *derive_create(sqlite3 *db, const char *trace, struct wsr_err *err)
+{
+	struct derive *dv = calloc(1, sizeof(*dv));
+
+	if (dv == NULL) {
+		err_push(err, "out of memory");
+		return NULL;
+	}
+	dv->db = db;
+	dv->trace = strdup(trace);
+	dv->gcap = 1024;
+	dv->gtab = calloc(dv->gcap, sizeof(*dv->gtab));
+	if (dv->trace == NULL || dv->gtab == NULL) {
+		err_push(err, "out of memory");
+		goto fail;
+	}
+	for (int k = 0; k < ST_COUNT; k++)
+		if (db_prepare(db, &dv->st[k], stmt_sql[k], err) < 0)
+			goto fail;
+	return dv;
+fail:
+	derive_destroy(dv);
+	return NULL;
+}
+
+void derive_destroy(struct derive *dv)
+{
+	if (dv == NULL)
+		return;
+	for (int k = 0; k < ST_COUNT; k++)
+		sqlite3_finalize(dv->st[k]);
+	for (int i = 0; i < MAX_STREAMS; i++)
+		free(dv->streams[i].name);
+	free(dv->gtab);
+	free(dv->ps);
+	free(dv->ms);
+	free(dv->dirty_ps);
+	free(dv->trace);
+	free(dv);
+}
+
+uint64_t derive_event_count(const struct derive *dv)
+{
+	return dv->events;
+}
+
+int64_t derive_last_ts(const struct derive *dv)
+{
+	return dv->last_ts;
+}
+
+uint64_t derive_wsr_event_count(const struct derive *dv)
+{
+	return dv->wsr_events;
+}
+
+/* ---- validation ---- */
+
+static const char *ev_name(const struct wsr_rec *r, const char *extra)
+{
+	if (r->ev < EV_COUNT)
+		return wsr_catalog[r->ev].name;
+	return extra != NULL && r->extra_len > 0 ? extra : "?";
+}
+
+static int bad(struct derive *dv, const struct wsr_rec *r, const char *extra,
+	       struct wsr_err *err, const char *what, int64_t v)
+{
+	const char *sname = dv->streams[r->stream].name;
+
+	err_input(err,
+		  "%s: event #%" PRIu64 " (%s%s at %" PRId64 " ns, stream %s): %s = %" PRId64
+		  " is out of range: the trace is corrupted or not from this runtime",
+		  dv->trace, dv->events + 1, r->ev < EV_COUNT ? "wsr:" : "", ev_name(r, extra),
+		  r->ts, sname != NULL ? sname : "?", what, v);
+	return -1;
+}
+
+static int validate(struct derive *dv, const struct wsr_rec *r, const char *extra,
+		    struct wsr_err *err)
+{
+	int maxp = dv->gomaxprocs > 0 ? dv->gomaxprocs : WSR_MAX_P;
+	struct stream_info *si = &dv->streams[r->stream];
+
+	if (!si->declared) {
+		err_push(err, "internal: record for undeclared stream %u", r->stream);
+		return -1;
+	}
+	if (!(r->flags & REC_F_TS))
+		return bad(dv, r, extra, err, "timestamp (missing)", 0);
+	if (r->ts < si->last_ts) {
+		err_input(err,
+			  "%s: stream %s: time goes backwards at event #%" PRIu64 " (%" PRId64
+			  " ns after %" PRId64 " ns): the trace is corrupted",
+			  dv->trace, si->name, dv->events + 1, r->ts, si->last_ts);
+		return -1;
+	}
+	if (dv->any_ts && r->ts < dv->last_ts) {
+		err_input(err,
+			  "%s: time goes backwards across streams at event #%" PRIu64 " (%" PRId64
+			  " ns after %" PRId64 " ns): the trace is corrupted",
+			  dv->trace, dv->events + 1, r->ts, dv->last_ts);
+		return -1;
+	}
+	if (r->ev >= EV_COUNT)
+		return 0;
+	if (!(r->flags & REC_F_P) || !(r->flags & REC_F_M)) {
+		err_input(err, "%s: event wsr:%s lacks the fields p and m of the wsr catalog",
+			  dv->trace, wsr_catalog[r->ev].name);
+		return -1;
+	}
+	if (r->p < -1 || r->p >= maxp)
+		return bad(dv, r, extra, err, "p", r->p);
+	if (r->m < -1 || r->m >= WSR_MAX_M)
+		return bad(dv, r, extra, err, "m", r->m);
+	const struct wsr_catalog_entry *c = &wsr_catalog[r->ev];
+	if (c->g != NULL) {
+		if (!(r->flags & REC_F_G)) {
+			err_input(err, "%s: event wsr:%s lacks its field %s", dv->trace, c->name,
+				  c->g);
+			return -1;
+		}
+		if (r->g < 0 || r->g >= WSR_MAX_G)
+			return bad(dv, r, extra, err, "g", r->g);
+	}
+	for (int k = 0; k < 3; k++) {
+		uint32_t bit = (uint32_t)REC_F_A1 << k;
+		if (c->a[k] != NULL && !(r->flags & bit)) {
+			err_input(err, "%s: event wsr:%s lacks its field %s", dv->trace, c->name,
+				  c->a[k]);
+			return -1;
+		}
+	}
+	switch (r->ev) {
+	case EV_INIT:
+		if (r->a1 < 1 || r->a1 > WSR_MAX_P)
+			return bad(dv, r, extra, err, "gomaxprocs", r->a1);
+		break;
+	case EV_G_CREATE:
+	case EV_G_RUN:
+	case EV_G_STOP:
+	case EV_RUNQPUT:
+	case EV_GLOBRUNQ_PUT:
+	case EV_G_READY:
+		if (r->g < 1)
+			return bad(dv, r, extra, err, "g", r->g);
+		if (r->ev == EV_G_RUN && (r->a1 < 0 || r->a1 >= WSR_G_SOURCE_COUNT))
+			return bad(dv, r, extra, err, "source", r->a1);
+		if (r->ev == EV_G_STOP && (r->a1 < 0 || r->a1 >= WSR_G_REASON_COUNT))
+			return bad(dv, r, extra, err, "reason", r->a1);
+		if (r->ev == EV_RUNQPUT && (r->a2 < 0 || r->a2 >= WSR_MAX_G))
+			return bad(dv, r, extra, err, "kicked_g", r->a2);
+		if (r->ev != EV_G_CREATE && r->ev != EV_G_READY && r->ev != EV_GLOBRUNQ_PUT &&
+		    r->p < 0)
+			return bad(dv, r, extra, err, "p", r->p);
+		break;
+	case EV_STEAL:
+		if (r->a1 < 0 || r->a1 >= maxp)
+			return bad(dv, r, extra, err, "victim", r->a1);
+		if (r->a2 < 1 || r->a2 > 1 << 20)
+			return bad(dv, r, extra, err, "n", r->a2);
+		if (r->p < 0)
+			return bad(dv, r, extra, err, "p", r->p);
+		break;
+	case EV_RUNQ_SPILL:
+	case EV_GLOBRUNQ_GET:
+		if (r->a1 < 0 || r->a1 > 1 << 20)
+			return bad(dv, r, extra, err, "n", r->a1);
+		if (r->p < 0)
+			return bad(dv, r, extra, err, "p", r->p);
+		break;
+	case EV_M_CREATE:
+		if (r->a1 < 0 || r->a1 >= WSR_MAX_M)
+			return bad(dv, r, extra, err, "new_m", r->a1);
+		break;
+	case EV_P_IDLE:
+	case EV_P_BUSY:
+		if (r->p < 0)
+			return bad(dv, r, extra, err, "p", r->p);
+		if (r->a1 < 0 || r->a1 > maxp)
+			return bad(dv, r, extra, err, "npidle", r->a1);
+		break;
+	case EV_SPIN_START:
+	case EV_SPIN_STOP:
+		if (r->a1 < 0 || r->a1 >= WSR_MAX_M)
+			return bad(dv, r, extra, err, "nmspinning", r->a1);
+		break;
+	case EV_HANDOFF:
+		if (r->a1 < -1 || r->a1 >= WSR_MAX_M)
+			return bad(dv, r, extra, err, "to_m", r->a1);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* ---- the state machines ---- */
+
+static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra,
+		 struct wsr_err *err)
+{
+	int64_t ts = r->ts;
+	int p = r->p, m = r->m;
+	int64_t tid = (r->flags & REC_F_TID) ? r->tid : -1;
+	struct gs *e;
+
+	/* The emitter: every event but these is emitted by M m holding P p. */
+	bool foreign_pm = r->ev == EV_RETAKE || r->ev == EV_HANDOFF || r->ev == EV_PREEMPT ||
+			  r->ev == EV_SCHEDTRACE;
+	if (!foreign_pm) {
+		if (m_known(dv, m, ts, tid, err) < 0)
+			return -1;
+	}
+	if (p_known(dv, p, ts, err) < 0)
+		return -1;
+	if (!foreign_pm && m >= 0 && p >= 0 && r->ev != EV_P_IDLE && r->ev != EV_P_BUSY &&
+	    r->ev != EV_M_UNPARK) {
+		if (assoc(dv, m, p, ts, err) < 0)
+			return -1;
+	} else if (!foreign_pm && m >= 0 && dv->ms[m].parked && r->ev != EV_M_PARK &&
+		   r->ev != EV_M_UNPARK) {
+		dv->ms[m].parked = false;
+		if (m_set(dv, m, ts, err) < 0)
+			return -1;
+	}
+
+	switch (r->ev) {
+	case EV_INIT:
+		if (dv->gomaxprocs == 0) {
+			dv->gomaxprocs = (int)r->a1;
+			dv->runq_size = r->a2;
+			if (extra != NULL)
+				snprintf(dv->runtime_version, sizeof(dv->runtime_version), "%s",
+					 extra);
+			for (int k = 0; k < dv->gomaxprocs; k++) {
+				if (p_known(dv, k, ts, err) < 0)
+					return -1;
+				/* P0 starts held by M0; the others start idle. */
+				if (k > 0 || m < 0) {
+					dv->ps[k].idle = true;
+					if (p_set(dv, k, ts, err) < 0)
+						return -1;
+				}
+			}
+			if (m >= 0 && assoc(dv, m, 0, ts, err) < 0)
+				return -1;
+		}
+		break;
+	case EV_G_CREATE:
+		e = g_new(dv, r->g, ts, GS_RUNNABLE, "create", err);
+		if (e == NULL)
+			return -1;
+		e->has_parent = true;
+		e->parent = r->a1;
+		e->create_p = p;
+		break;
+	case EV_RUNQPUT: {
+		struct ps *P = &dv->ps[p];
+		e = g_find(dv, r->g);
+		if (e == NULL) {
+			e = g_new(dv, r->g, ts, GS_RUNNABLE, "ready", err);
+			if (e == NULL)
+				return -1;
+		}
+		if (e->state == GS_WAITING || e->state == GS_SYSCALL) {
+			if (g_to(dv, e, GS_RUNNABLE, ts, p, -1,
+				 e->state == GS_SYSCALL ? "syscall" : "ready", NULL, err) < 0)
+				return -1;
+		} else if (e->state == GS_RUNNING) {
+			e->pending_ready = true;
+		} else if (e->p < 0) {
+			e->p = p;
+		}
+		e->q = r->a1 ? Q_RUNNEXT : Q_RING;
+		e->qp = p;
+		if (r->a1) {
+			P->runnext = r->g;
+			if (r->a2 > 0) {
+				struct gs *k = g_find(dv, r->a2);
+				if (k != NULL) {
+					k->q = Q_RING;
+					k->qp = p;
+				}
+			}
+		}
+		P->ring = r->a3;
+		p_dirty(dv, p);
+		break;
+	}
+	case EV_RUNQ_SPILL: {
+		struct ps *P = &dv->ps[p];
+		P->ring = P->ring - (r->a1 - 1) > 0 ? P->ring - (r->a1 - 1) : 0;
+		p_dirty(dv, p);
+		dv->cur.global_len = r->a2;
+		sqlite3_stmt *s = dv->st[ST_SPILL];
+		bind_i64(s, 1, ts);
+		bind_i64(s, 2, p);
+		bind_i64(s, 3, m);
+		bind_i64(s, 4, r->a1);
+		bind_i64(s, 5, r->a2);
+		if (step(dv, ST_SPILL, err) < 0)
+			return -1;
+		break;
+	}
+	case EV_GLOBRUNQ_PUT:
+		e = g_find(dv, r->g);
+		if (e == NULL) {
+			e = g_new(dv, r->g, ts, GS_RUNNABLE, "ready", err);
+			if (e == NULL)
+				return -1;
+		}
+		if (e->state == GS_WAITING || e->state == GS_SYSCALL) {
+			if (g_to(dv, e, GS_RUNNABLE, ts, -1, -1,
+				 e->state == GS_SYSCALL ? "syscall" : "ready", NULL, err) < 0)
+				return -1;
+		} else if (e->state == GS_RUNNING) {
+			e->pending_ready = true;
+		}
+		e->q = Q_GLOBAL;
+		e->qp = -1;
+		dv->cur.global_len = r->a2;
+		break;
+	case EV_GLOBRUNQ_GET: {
+		struct ps *P = &dv->ps[p];
+		if (r->a1 > 0) {
+			P->ring += r->a1 - 1;
+			P->pending_once = true;
+		}
+		p_dirty(dv, p);
+		dv->cur.global_len = r->a2;
+		sqlite3_stmt *s = dv->st[ST_GLOBAL_GET];
+		bind_i64(s, 1, ts);
+		bind_i64(s, 2, p);
+		bind_i64(s, 3, m);
+		bind_i64(s, 4, r->a1);
+		bind_i64(s, 5, r->a2);
+		if (step(dv, ST_GLOBAL_GET, err) < 0)
+			return -1;
+		break;
+	}
+	case EV_G_RUN: {
+		struct ps *P = &dv->ps[p];
+		const char *src = wsr_g_source_names[r->a1];
+		e = g_find(dv, r->g);
+		if (e == NULL) {
+			/* First seen running (the trace began after it was queued). */
+			e = g_new(dv, r->g, ts, GS_RUNNING, NULL, err);
+			if (e == NULL)
+				return -1;
+			e->p = p;
+			e->m = m;
+		} else {
+			if (e->q == Q_RUNNEXT && e->qp >= 0 && e->qp != p &&
+			    dv->ps[e->qp].runnext == r->g) {
+				dv->ps[e->qp].runnext = 0;
+				p_dirty(dv, e->qp);
+			}
+			if (g_to(dv, e, GS_RUNNING, ts, p, m, NULL, src, err) < 0)
+				return -1;
+		}
+		if (P->pending_once) {
+			P->pending_once = false;
+		} else if (P->runnext == r->g) {
+			P->runnext = 0;
+		} else if (r->a1 == 1 || ((r->a1 == 4 || r->a1 == 5) && e->q == Q_RING)) {
+			if (P->ring > 0)
+				P->ring--;
+		}
+		if (P->runnext == r->g)
+			P->runnext = 0;
+		P->schedticks++;
+		p_dirty(dv, p);
+		e->q = Q_NONE;
+		e->qp = -1;
+		e->pending_ready = false;
+		e->runs++;
+		if (r->a1 == 3)
+			e->stolen++;
+		if (e->first_run_ts < 0)
+			e->first_run_ts = ts;
+		break;
+	}
+	case EV_G_STOP: {
+		const char *reason = wsr_g_reason_names[r->a1];
+		e = g_find(dv, r->g);
+		if (e == NULL) {
+			e = g_new(dv, r->g, ts, GS_RUNNING, NULL, err);
+			if (e == NULL)
+				return -1;
+			e->p = p;
+			e->m = m;
+		}
+		if (e->state == GS_RUNNING)
+			e->reason = reason;
+		if (r->a1 == 7) { /* exit */
+			if (g_close(dv, e, ts, NULL, 0, err) < 0 || g_write_row(dv, e, ts, err) < 0)
+				return -1;
+			count_state(dv, e->state, -1);
+			g_delete(dv, e);
+			break;
+		}
+		uint8_t next;
+		const char *why = reason;
+		int32_t qp = -1;
+		if (r->a1 == 0 || r->a1 == 6 || e->pending_ready) {
+			next = GS_RUNNABLE;
+			if (e->pending_ready)
+				why = "ready";
+			if (e->q == Q_RING || e->q == Q_RUNNEXT)
+				qp = e->qp;
+		} else if (r->a1 == 5) {
+			next = GS_SYSCALL;
+		} else {
+			next = GS_WAITING;
+		}
+		if (g_close(dv, e, ts, NULL, 0, err) < 0)
+			return -1;
+		count_state(dv, e->state, -1);
+		e->state = next;
+		e->start = ts;
+		e->p = next == GS_RUNNABLE ? qp : p;
+		e->m = next == GS_RUNNABLE ? -1 : m;
+		e->reason = why;
+		e->pending_ready = false;
+		count_state(dv, next, +1);
+		break;
+	}
+	case EV_G_READY:
+		e = g_get(dv, r->g, ts, err);
+		if (e == NULL)
+			return -1;
+		if (e->state == GS_WAITING || e->state == GS_SYSCALL) {
+			if (g_to(dv, e, GS_RUNNABLE, ts, -1, -1,
+				 e->state == GS_SYSCALL ? "syscall" : "ready", NULL, err) < 0)
+				return -1;
+		} else if (e->state == GS_RUNNING) {
+			e->pending_ready = true;
+		}
+		break;
+	case EV_STEAL: {
+		struct ps *T = &dv->ps[p];
+		int v = (int)r->a1;
+		if (p_known(dv, v, ts, err) < 0)
+			return -1;
+		struct ps *V = &dv->ps[v];
+		int64_t from_ring = r->a2;
+		if (r->a3) {
+			V->runnext = 0;
+			from_ring--;
+		}
+		V->ring = V->ring - from_ring > 0 ? V->ring - from_ring : 0;
+		T->ring += r->a2 - 1;
+		T->pending_once = true;
+		p_dirty(dv, p);
+		p_dirty(dv, v);
+		sqlite3_stmt *s = dv->st[ST_STEAL];
+		bind_i64(s, 1, ts);
+		bind_i64(s, 2, p);
+		bind_i64(s, 3, v);
+		bind_i64(s, 4, m);
+		bind_i64(s, 5, r->a2);
+		bind_i64(s, 6, r->a3);
+		if (step(dv, ST_STEAL, err) < 0)
+			return -1;
+		break;
+	}
+	case EV_SPIN_START:
+	case EV_SPIN_STOP:
+		dv->cur.spinning_ms = r->a1;
+		if (m >= 0) {
+			dv->ms[m].spinning = r->ev == EV_SPIN_START;
+			if (m_set(dv, m, ts, err) < 0)
+				return -1;
+			if (dv->ms[m].p >= 0 && p_set(dv, dv->ms[m].p, ts, err) < 0)
+				return -1;
+		}
+		break;
+	case EV_P_IDLE:
+		dv->cur.idle_ps = r->a1;
+		dv->ps[p].idle = true;
+		if (dv->ps[p].holder >= 0) {
+			if (release(dv, dv->ps[p].holder, p, ts, err) < 0)
+				return -1;
+		}
+		if (p_set(dv, p, ts, err) < 0)
+			return -1;
+		break;
+	case EV_P_BUSY:
+		dv->cur.idle_ps = r->a1;
+		dv->ps[p].idle = false;
+		if (p_set(dv, p, ts, err) < 0)
+			return -1;
+		/* An M without a P that takes one off the idle list runs it. */
+		if (m >= 0 && dv->ms[m].p < 0 && assoc(dv, m, p, ts, err) < 0)
+			return -1;
+		break;
+	case EV_M_PARK:
+		dv->cur.idle_ms = r->a1;
+		if (m >= 0) {
+			struct ms *M = &dv->ms[m];
+			if (M->p >= 0 && release(dv, m, M->p, ts, err) < 0)
+				return -1;
+			M->parked = true;
+			M->spinning = false;
+			M->insyscall = false;
+			if (m_set(dv, m, ts, err) < 0)
+				return -1;
+		}
+		break;
+	case EV_M_UNPARK:
+		dv->cur.idle_ms = r->a1;
+		if (m >= 0) {
+			dv->ms[m].parked = false;
+			if (p >= 0) {
+				if (assoc(dv, m, p, ts, err) < 0)
+					return -1;
+			} else if (m_set(dv, m, ts, err) < 0) {
+				return -1;
+			}
+		}
+		break;
+	case EV_M_CREATE: {
+		int nm = (int)r->a1;
+		if (m_ensure(dv, nm, err) < 0)
+			return -1;
+		if (!dv->ms[nm].known) {
+			if (m_known(dv, nm, ts, -1, err) < 0)
+				return -1;
+			dv->ms[nm].tid = -1;
+		}
+		dv->ms[nm].has_creator = true;
+		dv->ms[nm].creator = m;
+		dv->ms[nm].created_ts = ts;
+		break;
+	}
+	case EV_SYSCALL_ENTER:
+		e = g_get(dv, r->g, ts, err);
+		if (e == NULL)
+			return -1;
+		if (e->state != GS_SYSCALL && g_to(dv, e, GS_SYSCALL, ts, p, m, "syscall", NULL,
+						   err) < 0)
+			return -1;
+		if (p >= 0)
+			dv->ps[p].syscalls++;
+		if (m >= 0) {
+			dv->ms[m].insyscall = true;
+			if (m_set(dv, m, ts, err) < 0)
+				return -1;
+			if (dv->ms[m].p >= 0 && p_set(dv, dv->ms[m].p, ts, err) < 0)
+				return -1;
+		}
+		break;
+	case EV_SYSCALL_EXIT:
+		e = g_get(dv, r->g, ts, err);
+		if (e == NULL)
+			return -1;
+		if (m >= 0) {
+			struct ms *M = &dv->ms[m];
+			M->insyscall = false;
+			if (!r->a1 && p < 0 && M->p >= 0 && release(dv, m, M->p, ts, err) < 0)
+				return -1;
+			if (m_set(dv, m, ts, err) < 0)
+				return -1;
+			if (M->p >= 0 && p_set(dv, M->p, ts, err) < 0)
+				return -1;
+		}
+		if (r->a1) {
+			if (e->state != GS_RUNNING &&
+			    g_to(dv, e, GS_RUNNING, ts, p, m, NULL, NULL, err) < 0)
+				return -1;
+		} else if (e->state == GS_SYSCALL) {
+			if (g_to(dv, e, GS_RUNNABLE, ts, -1, -1, "syscall", NULL, err) < 0)
+				return -1;
+		}
+		break;
+	case EV_HANDOFF: {
+		int to = (int)r->a1;
+		if (p < 0)
+			break;
+		if (m >= 0 && m < dv->nm && dv->ms[m].known && release(dv, m, p, ts, err) < 0)
+			return -1;
+		if (to >= 0) {
+			if (m_known(dv, to, ts, -1, err) < 0 || assoc(dv, to, p, ts, err) < 0)
+				return -1;
+		}
+		break;
+	}
+	case EV_RETAKE:
+		if (p >= 0 && m >= 0 && m < dv->nm && dv->ms[m].known &&
+		    release(dv, m, p, ts, err) < 0)
+			return -1;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int insert_event(struct derive *dv, const struct wsr_rec *r, const char *extra,
+			struct wsr_err *err)
+{
+	sqlite3_stmt *s = dv->st[ST_EVENT];
+	const char *name;
+	const char *x = NULL;
+	int xlen = 0;
+
+	if (r->ev < EV_COUNT) {
+		name = wsr_catalog[r->ev].name;
+		if (r->extra_len > 0) {
+			x = extra;
+			xlen = (int)strnlen(extra, r->extra_len);
+		}
+	} else {
+		/* "name\0{json}" */
+		name = extra;
+		size_t nl = strnlen(extra, r->extra_len);
+		if (nl + 1 < r->extra_len) {
+			x = extra + nl + 1;
+			xlen = (int)strnlen(x, r->extra_len - nl - 1);
+		}
+		if (strncmp(name, "wsr:", 4) == 0)
+			name += 4;
+	}
+	bind_i64(s, 1, (int64_t)dv->events);
+	bind_i64(s, 2, r->ts);
+	sqlite3_bind_text(s, 3, name, -1, r->ev < EV_COUNT ? SQLITE_STATIC : SQLITE_TRANSIENT);
+	bind_opt(s, 4, r->flags & REC_F_CPU, r->cpu);
+	bind_opt(s, 5, r->flags & REC_F_TID, r->tid);
+	bind_opt(s, 6, r->flags & REC_F_VPID, r->vpid);
+	bind_opt(s, 7, r->flags & REC_F_P, r->p);
+	bind_opt(s, 8, r->flags & REC_F_M, r->m);
+	bind_opt(s, 9, r->flags & REC_F_G, r->g);
+	bind_opt(s, 10, r->flags & REC_F_A1, r->a1);
+	bind_opt(s, 11, r->flags & REC_F_A2, r->a2);
+	bind_opt(s, 12, r->flags & REC_F_A3, r->a3);
+	if (x != NULL)
+		sqlite3_bind_text(s, 13, x, xlen, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(s, 13);
+	return step(dv, ST_EVENT, err);
+}
+
+static void meta_env(struct derive *dv, const char *key, const char *val)
+{
+	if (strcmp(key, "hostname") == 0)
+		snprintf(dv->hostname, sizeof(dv->hostname), "%s", val);
+	else if (strcmp(key, "procname") == 0)
+		snprintf(dv->procname, sizeof(dv->procname), "%s", val);
+	else if (strcmp(key, "tracer_name") == 0)
+		snprintf(dv->tracer, sizeof(dv->tracer), "%s", val);
+	else if (strcmp(key, "vpid") == 0)
+		snprintf(dv->env_vpid, sizeof(dv->env_vpid), "%s", val);
+	else if (strcmp(key, "domain") == 0)
+		snprintf(dv->domain, sizeof(dv->domain), "%s", val);
+	else if (strcmp(key, "tracer_major") == 0)
+		dv->tracer_major = atoi(val);
+	else if (strcmp(key, "tracer_minor") == 0)
+		dv->tracer_minor = atoi(val);
+}
+
+int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra,
+	       struct wsr_err *err)
+{
+	switch (r->type) {
+	case REC_STREAM: {
+		struct stream_info *si = &dv->streams[r->stream];
+		free(si->name);
+		si->name = strdup(extra != NULL && r->extra_len > 0 ? extra : "?");
+		si->cpu = (r->flags & REC_F_A1) ? (int32_t)r->a1 : -1;
+		si->last_ts = INT64_MIN;
+		si->declared = true;
+		return si->name != NULL ? 0 : -1;
+	}
+	case REC_META:
+		if (extra != NULL && r->extra_len > 1) {
+			size_t kl = strnlen(extra, r->extra_len);
+			if (kl + 1 < r->extra_len)
+				meta_env(dv, extra, extra + kl + 1);
+		}
+		return 0;
+	case REC_DISCARDED: {
+		struct stream_info *si = &dv->streams[r->stream];
+		sqlite3_stmt *s = dv->st[ST_DISCARDED];
+		bool ev = r->a1 == REC_DISC_EVENTS;
+		sqlite3_bind_text(s, 1, ev ? "events" : "packets", -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, si->name != NULL ? si->name : "?", -1, SQLITE_TRANSIENT);
+		bind_id(s, 3, si->cpu);
+		bind_opt(s, 4, r->flags & REC_F_TS, r->ts);
+		bind_opt(s, 5, r->flags & REC_F_G, r->g);
+		bind_opt(s, 6, r->flags & REC_F_A2, r->a2);
+		if (step(dv, ST_DISCARDED, err) < 0)
+			return -1;
+		dv->discarded_records++;
+		if (ev)
+			dv->discarded_events += (r->flags & REC_F_A2) ? (uint64_t)r->a2 : 1;
+		else
+			dv->discarded_packets += (r->flags & REC_F_A2) ? (uint64_t)r->a2 : 1;
+		return 0;
+	}
+	case REC_EVENT:
+		break;
+	default:
+		return 0;
+	}
+
+	if (validate(dv, r, extra, err) < 0)
+		return -1;
+	dv->streams[r->stream].last_ts = r->ts;
+	if (!dv->any_ts) {
+		dv->any_ts = true;
+		dv->first_ts = r->ts;
+	} else if (r->ts != dv->last_ts) {
+		if (flush_counters(dv, dv->last_ts, err) < 0)
+			return -1;
+	}
+	dv->last_ts = r->ts;
+	if (insert_event(dv, r, extra, err) < 0)
+		return -1;
+	dv->events++;
+	dv->per_ev[r->ev < EV_COUNT + 2 ? r->ev : EV_FOREIGN]++;
+	if (r->ev == EV_FOREIGN) {
+		dv->foreign_events++;
+		return 0;
+	}
+	dv->wsr_events++;
+	if (r->ev == EV_SCHEDTRACE)
+		dv->schedtraces++;
+	if (r->ev >= EV_COUNT)
+		return 0;
+	return apply(dv, r, extra, err);
+}
+
+/* A round schedtrace interval giving about 20 lines over the trace. */
+static int64_t nice_interval(int64_t duration)
+{
+	static const int64_t steps[] = {1, 2, 5};
+	int64_t target = duration / 20, best = 1000000;
+
+	if (target <= 0)
+		return 1000000;
+	for (int64_t dec = 1000; dec <= (int64_t)1e12; dec *= 10)
+		for (int k = 0; k < 3; k++)
+			if (steps[k] * dec <= target)
+				best = steps[k] * dec;
+	return best < 1000 ? 1000 : best;
+}
+
+int derive_finish(struct derive *dv, struct wsr_err *err)
+{
+	int64_t end = dv->last_ts;
+	char buf[512];
+
+	if (dv->finished)
+		return 0;
+	dv->finished = true;
+	if (dv->any_ts && flush_counters(dv, end, err) < 0)
+		return -1;
+	/* Close what is open at the last event: cut = 1. */
+	for (size_t i = 0; i < dv->gcap; i++) {
+		struct gs *e = &dv->gtab[i];
+		if (e->g == 0)
+			continue;
+		if (g_close(dv, e, end, NULL, 1, err) < 0 || g_write_row(dv, e, -1, err) < 0)
+			return -1;
+	}
+	for (int p = 0; p < dv->np; p++) {
+		struct ps *P = &dv->ps[p];
+		if (!P->known)
+			continue;
+		if (P->state != PS_NONE && end > P->start) {
+			sqlite3_stmt *s = dv->st[ST_P_STATE];
+			bind_i64(s, 1, p);
+			sqlite3_bind_text(s, 2, pstate_names[P->state], -1, SQLITE_STATIC);
+			bind_i64(s, 3, P->start);
+			bind_i64(s, 4, end);
+			bind_id(s, 5, P->st_m);
+			bind_i64(s, 6, 1);
+			if (step(dv, ST_P_STATE, err) < 0)
+				return -1;
+		}
+		sqlite3_stmt *s = dv->st[ST_P];
+		bind_i64(s, 1, p);
+		bind_i64(s, 2, P->schedticks);
+		bind_i64(s, 3, P->syscalls);
+		if (step(dv, ST_P, err) < 0)
+			return -1;
+	}
+	for (int m = 0; m < dv->nm; m++) {
+		struct ms *M = &dv->ms[m];
+		if (!M->known)
+			continue;
+		if (M->state != MS_NONE && end > M->start) {
+			sqlite3_stmt *s = dv->st[ST_M_STATE];
+			bind_i64(s, 1, m);
+			sqlite3_bind_text(s, 2, mstate_names[M->state], -1, SQLITE_STATIC);
+			bind_i64(s, 3, M->start);
+			bind_i64(s, 4, end);
+			bind_id(s, 5, M->st_p);
+			bind_i64(s, 6, 1);
+			if (step(dv, ST_M_STATE, err) < 0)
+				return -1;
+		}
+		sqlite3_stmt *s = dv->st[ST_M];
+		bind_i64(s, 1, m);
+		bind_opt(s, 2, M->tid >= 0, M->tid);
+		bind_i64(s, 3, M->created_ts);
+		bind_opt(s, 4, M->has_creator, M->creator);
+		if (step(dv, ST_M, err) < 0)
+			return -1;
+	}
+
+	int64_t duration = dv->any_ts ? end - dv->first_ts : 0;
+	snprintf(buf, sizeof(buf), "%d.%d", dv->tracer_major, dv->tracer_minor);
+	struct {
+		const char *k;
+		int64_t v;
+		bool ok;
+	} ints[] = {
+		{"schema_version", WSR_DB_VERSION, true},
+		{"gomaxprocs", dv->gomaxprocs, dv->gomaxprocs > 0},
+		{"runq_size", dv->runq_size, dv->gomaxprocs > 0},
+		{"start_ts", dv->first_ts, dv->any_ts},
+		{"end_ts", end, dv->any_ts},
+		{"duration_ns", duration, dv->any_ts},
+		{"events", (int64_t)dv->events, true},
+		{"wsr_events", (int64_t)dv->wsr_events, true},
+		{"foreign_events", (int64_t)dv->foreign_events, true},
+		{"schedtrace_events", (int64_t)dv->schedtraces, true},
+		{"discarded_events", (int64_t)dv->discarded_events, true},
+		{"discarded_packets", (int64_t)dv->discarded_packets, true},
+		{"discarded_records", (int64_t)dv->discarded_records, true},
+		{"g_count", (int64_t)dv->gtotal, true},
+		{"g_live_peak", (int64_t)dv->gpeak, true},
+		{"schedtrace_interval_ns", nice_interval(duration), true},
+	};
+	for (size_t k = 0; k < sizeof(ints) / sizeof(ints[0]); k++)
+		if (ints[k].ok && db_meta_int(dv->db, ints[k].k, ints[k].v, err) < 0)
+			return -1;
+	struct {
+		const char *k;
+		const char *v;
+	} texts[] = {
+		{"trace_path", dv->trace},
+		{"hostname", dv->hostname},
+		{"procname", dv->procname},
+		{"vpid", dv->env_vpid},
+		{"tracer", dv->tracer},
+		{"tracer_version", dv->tracer[0] != '\0' ? buf : ""},
+		{"domain", dv->domain},
+		{"runtime_version", dv->runtime_version},
+		{"analyzer_version", WSR_VERSION},
+		{"clock", "ns from origin (babeltrace2 clock snapshot)"},
+	};
+	for (size_t k = 0; k < sizeof(texts) / sizeof(texts[0]); k++)
+		if (texts[k].v[0] != '\0' && db_meta_text(dv->db, texts[k].k, texts[k].v, err) < 0)
+			return -1;
+	return 0;
+}

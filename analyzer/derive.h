@@ -1,0 +1,40 @@
+/*
+ * derive.h - records (rec.h) to database rows: the events table and every
+ * derived table of sql/schema.sql, in one pass in time order.
+ *
+ * Invariants:
+ *   - derive_rec() takes the records of one trace in the decoder's order and
+ *     validates each (ids in range, time non-decreasing per stream and
+ *     overall, catalog fields present); a violation is bad input (exit 2).
+ *   - Memory is bounded by the live Gs, the Ps and the Ms, never by the
+ *     number of events: rows are inserted as soon as they are complete.
+ *   - derive_finish() closes the intervals still open at the last event
+ *     (cut = 1), writes g/p/m rows and meta; it does not commit.
+ * Concurrency: one thread.
+ */
+#ifndef WSR_ANALYZER_DERIVE_H
+#define WSR_ANALYZER_DERIVE_H
+
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "err.h"
+#include "rec.h"
+
+struct derive;
+
+/* db: a database from db_create(); trace: the path written to meta. */
+struct derive *derive_create(sqlite3 *db, const char *trace, struct wsr_err *err);
+int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra,
+	       struct wsr_err *err);
+int derive_finish(struct derive *dv, struct wsr_err *err);
+void derive_destroy(struct derive *dv);
+
+/* Progress: events so far and the last timestamp. */
+uint64_t derive_event_count(const struct derive *dv);
+int64_t derive_last_ts(const struct derive *dv);
+/* Events of the wsr provider so far (0 after finish: not a wsr trace). */
+uint64_t derive_wsr_event_count(const struct derive *dv);
+
+#endif /* WSR_ANALYZER_DERIVE_H */

@@ -1,0 +1,886 @@
+/*
+ * ingest.c - `wsr ingest TRACE_DIR [-o trace.db] [--force]`: CTF -> SQLite.
+ *
+ * Design. Three stages, two processes:
+ *   1. precheck (this process): the directory exists, holds CTF metadata,
+ *      the metadata is complete (packet sizes fit the file, braces balance)
+ *      and, for LTTng's stream layout, every stream packet fits its file.
+ *      Babeltrace 2.0.4 loops forever on some truncated metadata and aborts
+ *      on some corrupted packet headers, so most bad input is caught here
+ *      with a precise message before bt2 ever sees it.
+ *   2. decode (a forked child): the bt2 graph source.ctf.fs -> muxer ->
+ *      simple sink (decode.c) streams records (rec.h) through a pipe. The
+ *      child is killed if it makes no progress for --timeout seconds, and a
+ *      crash (abort) is reported as a corrupted trace: what is left of bt2's
+ *      misbehaviour cannot take the analyzer down or hang it.
+ *   3. derive (this process): derive.c validates each record and writes the
+ *      rows into OUT.tmp inside one transaction; indexes are built at the
+ *      end, then OUT.tmp is renamed to OUT.
+ * The two processes also run in parallel on the two cores: decoding and
+ * SQLite insertion overlap.
+ *
+ * Invariants:
+ *   - OUT is created only by the final rename(); on any failure or on
+ *     SIGINT/SIGTERM/SIGHUP the temporary file is removed. An existing OUT
+ *     is replaced only with --force.
+ *   - Exit codes: 0 done; 1 failure (I/O, SQLite); 2 usage error or bad
+ *     input (not a trace, empty, no wsr events, truncated, corrupted).
+ * Concurrency: single-threaded parent; the child only writes the pipe.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "cmd.h"
+#include "db.h"
+#include "decode.h"
+#include "derive.h"
+#include "ingest.h"
+
+#define CTF_MAGIC 0xC1FC1FC1u
+#define TSDL_MAGIC 0x75D11D57u
+#define MAX_METADATA (64u << 20)
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	interrupted = sig;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* ---- precheck ---- */
+
+struct pre {
+	struct wsr_err *err;
+	const char *root;
+	int files, metadata, streams;
+	uint64_t stream_bytes;
+	char first_meta[PATH_MAX];
+	char **dirs; /* directories holding a metadata file */
+	int ndirs;
+	/* time range of the LTTng packets, in ns (0 when unknown) */
+	int64_t begin_ns, end_ns;
+	int failed;
+};
+
+static struct pre *g_pre; /* nftw has no user pointer */
+
+static int read_file(const char *path, char **out, size_t *len, size_t max, struct wsr_err *err)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+
+	if (f == NULL) {
+		err_push(err, "opening %s: %s", path, strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 65536;
+			char *nb = realloc(buf, cap + 1);
+			if (nb == NULL) {
+				free(buf);
+				fclose(f);
+				err_push(err, "out of memory reading %s", path);
+				return -1;
+			}
+			buf = nb;
+		}
+		size_t r = fread(buf + n, 1, cap - n, f);
+		n += r;
+		if (r == 0)
+			break;
+		if (n > max) {
+			free(buf);
+			fclose(f);
+			err_input(err, "%s: larger than %zu bytes: not CTF metadata", path, max);
+			return -1;
+		}
+	}
+	if (ferror(f)) {
+		err_push(err, "reading %s: %s", path, strerror(errno));
+		free(buf);
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t le64(const unsigned char *p)
+{
+	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+/* Metadata text: packetized (LTTng) or plain; returns the TSDL text. */
+static int metadata_text(const char *path, char **text, struct wsr_err *err)
+{
+	char *raw = NULL, *out = NULL;
+	size_t len = 0, olen = 0;
+	int ret = -1;
+
+	if (read_file(path, &raw, &len, MAX_METADATA, err) < 0)
+		goto out;
+	if (len == 0) {
+		err_input(err, "%s: the metadata file is empty: the trace is truncated", path);
+		goto out;
+	}
+	if (len >= 4 && le32((unsigned char *)raw) == TSDL_MAGIC) {
+		out = malloc(len + 1);
+		if (out == NULL) {
+			err_push(err, "out of memory");
+			goto out;
+		}
+		size_t off = 0;
+		while (off < len) {
+			const unsigned char *h = (const unsigned char *)raw + off;
+			if (len - off < 37) {
+				err_input(err,
+					  "%s: metadata packet header at offset %zu is cut short: the "
+					  "metadata is truncated",
+					  path, off);
+				goto out;
+			}
+			if (le32(h) != TSDL_MAGIC) {
+				err_input(err,
+					  "%s: bad metadata packet magic at offset %zu: the metadata "
+					  "is corrupted",
+					  path, off);
+				goto out;
+			}
+			uint32_t content = le32(h + 24), packet = le32(h + 28);
+			if (packet % 8 != 0 || content % 8 != 0 || content > packet ||
+			    packet / 8 < 37) {
+				err_input(err,
+					  "%s: metadata packet at offset %zu has sizes %u/%u bits: "
+					  "the metadata is corrupted",
+					  path, off, content, packet);
+				goto out;
+			}
+			if (packet / 8 > len - off) {
+				err_input(err,
+					  "%s: metadata packet at offset %zu needs %u bytes, the "
+					  "file has %zu: the metadata is truncated",
+					  path, off, packet / 8, len - off);
+				goto out;
+			}
+			memcpy(out + olen, h + 37, content / 8 - 37);
+			olen += content / 8 - 37;
+			off += packet / 8;
+		}
+		out[olen] = '\0';
+	} else if (strncmp(raw, "/* CTF", 6) == 0) {
+		out = raw;
+		raw = NULL;
+		olen = len;
+	} else {
+		err_input(err, "%s: not CTF metadata (neither packetized nor \"/* CTF\" text)", path);
+		goto out;
+	}
+	/* Truncated metadata: braces that do not balance, or text cut mid-statement. */
+	int depth = 0;
+	bool in_str = false, in_comment = false;
+	for (size_t i = 0; i < olen; i++) {
+		char c = out[i];
+		if (in_comment) {
+			if (c == '*' && i + 1 < olen && out[i + 1] == '/') {
+				in_comment = false;
+				i++;
+			}
+		} else if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = false;
+		} else if (c == '/' && i + 1 < olen && out[i + 1] == '*') {
+			in_comment = true;
+			i++;
+		} else if (c == '"') {
+			in_str = true;
+		} else if (c == '{') {
+			depth++;
+		} else if (c == '}') {
+			depth--;
+		} else if (c == '\0') {
+			err_input(err, "%s: NUL byte in the metadata text: the metadata is corrupted",
+				  path);
+			goto out;
+		}
+		if (depth < 0)
+			break;
+	}
+	size_t last = olen;
+	while (last > 0 && (out[last - 1] == ' ' || out[last - 1] == '\n' ||
+			    out[last - 1] == '\t' || out[last - 1] == '\r'))
+		last--;
+	if (depth != 0 || in_str || in_comment || last == 0 || out[last - 1] != ';') {
+		err_input(err,
+			  "%s: the metadata text ends inside a declaration (brace depth %d): the "
+			  "metadata is truncated or corrupted",
+			  path, depth);
+		goto out;
+	}
+	if (strstr(out, "trace {") == NULL && strstr(out, "trace{") == NULL) {
+		err_input(err, "%s: the metadata declares no trace block: it is corrupted", path);
+		goto out;
+	}
+	*text = out;
+	out = NULL;
+	ret = 0;
+out:
+	free(raw);
+	free(out);
+	return ret;
+}
+
+/* True when the metadata declares LTTng's packet header and context layout:
+ * header magic, uuid[16], stream_id, stream_instance_id (32 bytes); context
+ * timestamp_begin, timestamp_end, content_size, packet_size (uint64 each),
+ * all byte-aligned and little-endian. */
+static bool lttng_layout(const char *t)
+{
+	const char *h = strstr(t, "packet.header := struct {");
+	const char *c = strstr(t, "struct packet_context {");
+
+	if (h == NULL || c == NULL || strstr(t, "byte_order = le;") == NULL)
+		return false;
+	const char *seq_h[] = {"uint32_t magic;", "uint8_t  uuid[16];", "uint32_t stream_id;",
+			       "uint64_t stream_instance_id;", "}"};
+	const char *seq_c[] = {"timestamp_begin;", "timestamp_end;", "uint64_t content_size;",
+			       "uint64_t packet_size;", "}"};
+	const char *p = h;
+	for (size_t i = 0; i < 5; i++) {
+		const char *n = strstr(p, seq_h[i]);
+		if (n == NULL)
+			return false;
+		/* Nothing else may sit between the fields. */
+		if (i > 0 && i < 4 && strchr(p, ';') < n)
+			return false;
+		p = n + strlen(seq_h[i]);
+	}
+	p = c;
+	for (size_t i = 0; i < 4; i++) {
+		const char *n = strstr(p, seq_c[i]);
+		if (n == NULL)
+			return false;
+		if (i > 0 && strchr(p, ';') < n)
+			return false;
+		p = n + strlen(seq_c[i]);
+	}
+	return strstr(t, "typealias integer { size = 64; align = 8; signed = false; } := "
+			 "uint64_t;") != NULL &&
+	       strstr(t, "typealias integer { size = 32; align = 8; signed = false; } := "
+			 "uint32_t;") != NULL;
+}
+
+static int64_t clock_offset_ns(const char *t)
+{
+	const char *c = strstr(t, "clock {");
+	long long freq = 0, off = 0, off_s = 0;
+
+	if (c == NULL)
+		return INT64_MIN;
+	const char *f = strstr(c, "freq = ");
+	const char *o = strstr(c, "\toffset = ");
+	const char *os = strstr(c, "offset_s = ");
+	if (f == NULL || sscanf(f, "freq = %lld", &freq) != 1 || freq != 1000000000)
+		return INT64_MIN;
+	if (o != NULL)
+		sscanf(o, "\toffset = %lld", &off);
+	if (os != NULL)
+		sscanf(os, "offset_s = %lld", &off_s);
+	return off_s * 1000000000LL + off;
+}
+
+/* Walks the packets of one LTTng stream file. */
+static int check_stream(struct pre *pr, const char *path, off_t size, int64_t offset_ns)
+{
+	int fd = open(path, O_RDONLY);
+	unsigned char h[64];
+	uint64_t off = 0;
+	int ret = -1;
+
+	if (fd < 0) {
+		err_push(pr->err, "opening %s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (off < (uint64_t)size) {
+		ssize_t n = pread(fd, h, sizeof(h), (off_t)off);
+		if (n < 0) {
+			err_push(pr->err, "reading %s: %s", path, strerror(errno));
+			goto out;
+		}
+		if (n < (ssize_t)sizeof(h)) {
+			err_input(pr->err,
+				  "%s: packet header at offset %" PRIu64
+				  " is cut short: the stream file is truncated",
+				  path, off);
+			goto out;
+		}
+		if (le32(h) != CTF_MAGIC) {
+			err_input(pr->err,
+				  "%s: bad packet magic 0x%08x at offset %" PRIu64
+				  ": the stream file is corrupted",
+				  path, le32(h), off);
+			goto out;
+		}
+		uint64_t tb = le64(h + 32), te = le64(h + 40);
+		uint64_t content = le64(h + 48), packet = le64(h + 56);
+		if (packet == 0 || packet % 8 != 0 || content > packet || packet / 8 < 64 ||
+		    tb > te) {
+			err_input(pr->err,
+				  "%s: packet at offset %" PRIu64 " has impossible sizes (%" PRIu64
+				  "/%" PRIu64 " bits) or times: the stream file is corrupted",
+				  path, off, content, packet);
+			goto out;
+		}
+		if (packet / 8 > (uint64_t)size - off) {
+			err_input(pr->err,
+				  "%s: packet at offset %" PRIu64 " needs %" PRIu64
+				  " bytes, the file has %" PRIu64 ": the stream file is truncated",
+				  path, off, packet / 8, (uint64_t)size - off);
+			goto out;
+		}
+		if (offset_ns != INT64_MIN && content > 64 * 8) {
+			int64_t b = offset_ns + (int64_t)tb, e = offset_ns + (int64_t)te;
+			if (pr->begin_ns == 0 || b < pr->begin_ns)
+				pr->begin_ns = b;
+			if (e > pr->end_ns)
+				pr->end_ns = e;
+		}
+		off += packet / 8;
+	}
+	ret = 0;
+out:
+	close(fd);
+	return ret;
+}
+
+static int check_metadata_dir(struct pre *pr, const char *meta_path)
+{
+	char *text = NULL;
+	char dir[PATH_MAX], path[PATH_MAX + 256];
+	DIR *d = NULL;
+	struct dirent *de;
+	int ret = -1;
+
+	if (metadata_text(meta_path, &text, pr->err) < 0)
+		goto out;
+	bool lttng = lttng_layout(text);
+	int64_t offset_ns = clock_offset_ns(text);
+	snprintf(dir, sizeof(dir), "%s", meta_path);
+	char *slash = strrchr(dir, '/');
+	if (slash != NULL)
+		*slash = '\0';
+	/* The stream files are the regular files beside the metadata. */
+	d = opendir(dir);
+	if (d == NULL) {
+		err_push(pr->err, "opening %s: %s", dir, strerror(errno));
+		goto out;
+	}
+	while ((de = readdir(d)) != NULL) {
+		struct stat st;
+		if (de->d_name[0] == '.' || strcmp(de->d_name, "metadata") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		pr->streams++;
+		pr->stream_bytes += (uint64_t)st.st_size;
+		if (lttng && check_stream(pr, path, st.st_size, offset_ns) < 0)
+			goto out;
+	}
+	char **nd = realloc(pr->dirs, (size_t)(pr->ndirs + 1) * sizeof(*nd));
+	if (nd == NULL || (nd[pr->ndirs] = strdup(dir)) == NULL) {
+		if (nd != NULL)
+			pr->dirs = nd;
+		err_push(pr->err, "out of memory");
+		goto out;
+	}
+	pr->dirs = nd;
+	pr->ndirs++;
+	ret = 0;
+out:
+	if (d != NULL)
+		closedir(d);
+	free(text);
+	return ret;
+}
+
+static int walk_cb(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)ftw;
+	if (type == FTW_F) {
+		g_pre->files++;
+		const char *base = strrchr(path, '/');
+		base = base != NULL ? base + 1 : path;
+		if (strcmp(base, "metadata") == 0 && S_ISREG(st->st_mode)) {
+			g_pre->metadata++;
+			if (g_pre->first_meta[0] == '\0')
+				snprintf(g_pre->first_meta, sizeof(g_pre->first_meta), "%s", path);
+			if (check_metadata_dir(g_pre, path) < 0) {
+				g_pre->failed = 1;
+				return 1;
+			}
+		}
+	} else if (type == FTW_DNR) {
+		err_push(g_pre->err, "%s: cannot read the directory", path);
+		g_pre->failed = 1;
+		return 1;
+	}
+	return 0;
+}
+
+static int precheck(struct pre *pr, const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0) {
+		err_input(pr->err, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		err_input(pr->err,
+			  "%s: not a directory: give the trace directory that lttng or `wsr run` "
+			  "wrote",
+			  dir);
+		return -1;
+	}
+	g_pre = pr;
+	int rc = nftw(dir, walk_cb, 32, FTW_PHYS);
+	g_pre = NULL;
+	if (pr->failed || rc < 0) {
+		if (rc < 0 && !pr->failed)
+			err_push(pr->err, "walking %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (pr->files == 0) {
+		err_input(pr->err, "%s: empty directory: no trace was recorded there", dir);
+		return -1;
+	}
+	if (pr->metadata == 0) {
+		err_input(pr->err, "%s: not a CTF trace: no metadata file under it", dir);
+		return -1;
+	}
+	if (pr->streams == 0 || pr->stream_bytes == 0) {
+		err_input(pr->err, "%s: the trace has no stream data: no event was recorded",
+			  dir);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the decoder child ---- */
+
+struct writer {
+	int fd;
+	char *buf;
+	size_t len, cap;
+};
+
+static int wflush(struct writer *w)
+{
+	size_t off = 0;
+
+	while (off < w->len) {
+		ssize_t n = write(w->fd, w->buf + off, w->len - off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	w->len = 0;
+	return 0;
+}
+
+static int child_cb(void *ctx, const struct wsr_rec *r, const char *extra)
+{
+	struct writer *w = ctx;
+
+	if (w->len + r->size > w->cap && wflush(w) < 0)
+		return -1;
+	memcpy(w->buf + w->len, r, sizeof(*r));
+	if (r->extra_len > 0)
+		memcpy(w->buf + w->len + sizeof(*r), extra, r->extra_len);
+	w->len += r->size;
+	if (r->type == REC_END || r->type == REC_ERROR)
+		return wflush(w);
+	return 0;
+}
+
+static void child_main(int fd, const struct pre *pr)
+{
+	struct writer w = {.fd = fd, .cap = 1 << 20};
+	struct wsr_err err;
+
+	err_init(&err);
+	w.buf = malloc(w.cap);
+	if (w.buf == NULL)
+		_exit(1);
+	if (decode_trace_dirs((const char *const *)pr->dirs, pr->ndirs, child_cb, &w, &err) < 0) {
+		char msg[WSR_REC_MAX_EXTRA / 2];
+		err_format(&err, msg, sizeof(msg));
+		struct wsr_rec r = {.type = REC_ERROR};
+		r.extra_len = (uint32_t)strlen(msg) + 1;
+		r.size = (uint32_t)((sizeof(r) + r.extra_len + 7) & ~(size_t)7);
+		w.len = 0;
+		child_cb(&w, &r, msg);
+		_exit(2);
+	}
+	wflush(&w);
+	_exit(0);
+}
+
+/* ---- the parent ---- */
+
+static void progress(const struct ingest_opts *o, struct derive *dv, const struct pre *pr,
+		     double t0, bool final)
+{
+	if (!o->progress)
+		return;
+	double el = now_s() - t0;
+	uint64_t n = derive_event_count(dv);
+	double rate = el > 0 ? (double)n / el : 0;
+	if (pr->end_ns > pr->begin_ns && !final) {
+		double pct = 100.0 * (double)(derive_last_ts(dv) - pr->begin_ns) /
+			     (double)(pr->end_ns - pr->begin_ns);
+		if (pct < 0)
+			pct = 0;
+		if (pct > 100)
+			pct = 100;
+		fprintf(stderr, "\rwsr ingest: %" PRIu64 " events, %.2fM events/s, %3.0f%%  ", n,
+			rate / 1e6, pct);
+	} else {
+		fprintf(stderr, "\rwsr ingest: %" PRIu64 " events, %.2fM events/s%s", n,
+			rate / 1e6, final ? "        \n" : "  ");
+	}
+}
+
+int ingest_trace(const char *dir, const char *out, const struct ingest_opts *o,
+		 struct ingest_stats *stats, struct wsr_err *err)
+{
+	struct pre pr = {.err = err, .root = dir};
+	char tmp[PATH_MAX];
+	sqlite3 *db = NULL;
+	struct derive *dv = NULL;
+	int fds[2] = {-1, -1};
+	pid_t pid = -1;
+	char *buf = NULL;
+	size_t cap = 8 << 20, len = 0;
+	bool got_end = false, timed_out = false;
+	char child_msg[WSR_REC_MAX_EXTRA] = "";
+	int ret = -1;
+	struct stat st;
+	double t0 = now_s();
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", out) >= (int)sizeof(tmp)) {
+		err_input(err, "%s: path too long", out);
+		return -1;
+	}
+	if (!o->force && stat(out, &st) == 0) {
+		err_input(err, "%s exists: pass --force to replace it", out);
+		return -1;
+	}
+	if (precheck(&pr, dir) < 0)
+		goto out;
+
+	unlink(tmp);
+	if (db_create(tmp, &db, err) < 0)
+		goto out;
+	dv = derive_create(db, dir, err);
+	if (dv == NULL)
+		goto out;
+	buf = malloc(cap);
+	if (buf == NULL) {
+		err_push(err, "out of memory");
+		goto out;
+	}
+	if (pipe(fds) < 0) {
+		err_push(err, "pipe: %s", strerror(errno));
+		goto out;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		err_push(err, "fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		/* bt2 may print assertion failures: keep them off the user's terminal
+		 * unless asked; the parent reports a crash itself. */
+		if (!o->verbose) {
+			int dn = open("/dev/null", O_WRONLY);
+			if (dn >= 0) {
+				dup2(dn, 2);
+				close(dn);
+			}
+		}
+		child_main(fds[1], &pr);
+	}
+	close(fds[1]);
+	fds[1] = -1;
+
+	double last_data = now_s(), last_progress = 0;
+	for (;;) {
+		if (interrupted) {
+			err_push(err, "interrupted by signal %d", (int)interrupted);
+			goto out;
+		}
+		struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
+		int pr_rc = poll(&pfd, 1, 250);
+		if (pr_rc < 0 && errno != EINTR) {
+			err_push(err, "poll: %s", strerror(errno));
+			goto out;
+		}
+		double t = now_s();
+		if (pr_rc <= 0) {
+			if (t - last_data > o->timeout_s) {
+				timed_out = true;
+				break;
+			}
+			continue;
+		}
+		ssize_t n = read(fds[0], buf + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err_push(err, "reading from the decoder: %s", strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		last_data = t;
+		len += (size_t)n;
+		size_t off = 0;
+		while (len - off >= sizeof(struct wsr_rec)) {
+			const struct wsr_rec *r = (const struct wsr_rec *)(buf + off);
+			if (r->size < sizeof(*r) || r->size > sizeof(*r) + WSR_REC_MAX_EXTRA + 8 ||
+			    r->extra_len > r->size - sizeof(*r)) {
+				err_push(err, "internal: bad record from the decoder");
+				goto out;
+			}
+			if (len - off < r->size)
+				break;
+			const char *extra = r->extra_len > 0 ? buf + off + sizeof(*r) : NULL;
+			if (r->type == REC_END) {
+				got_end = true;
+			} else if (r->type == REC_ERROR) {
+				snprintf(child_msg, sizeof(child_msg), "%.*s", (int)r->extra_len,
+					 extra != NULL ? extra : "");
+			} else if (derive_rec(dv, r, extra, err) < 0) {
+				goto out;
+			}
+			off += r->size;
+		}
+		memmove(buf, buf + off, len - off);
+		len -= off;
+		if (o->progress && t - last_progress > 0.25) {
+			progress(o, dv, &pr, t0, false);
+			last_progress = t;
+		}
+	}
+
+	int status = 0;
+	if (timed_out) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		pid = -1;
+		err_input(err,
+			  "%s: babeltrace2 made no progress for %d s after %" PRIu64
+			  " events: the metadata or a stream is probably truncated or corrupted",
+			  dir, o->timeout_s, derive_event_count(dv));
+		goto out;
+	}
+	if (waitpid(pid, &status, 0) < 0) {
+		err_push(err, "waitpid: %s", strerror(errno));
+		goto out;
+	}
+	pid = -1;
+	if (WIFSIGNALED(status)) {
+		err_input(err,
+			  "%s: babeltrace2 crashed (%s) after %" PRIu64
+			  " events: a stream or the metadata is corrupted",
+			  dir, strsignal(WTERMSIG(status)), derive_event_count(dv));
+		goto out;
+	}
+	if (child_msg[0] != '\0' || WEXITSTATUS(status) != 0 || !got_end) {
+		err_push(err, "%s", child_msg[0] != '\0' ? child_msg : "decoder failed");
+		err_input(err, "%s: cannot decode the trace after %" PRIu64 " events", dir,
+			  derive_event_count(dv));
+		goto out;
+	}
+	if (o->progress)
+		progress(o, dv, &pr, t0, true);
+	if (derive_event_count(dv) == 0) {
+		err_input(err, "%s: the trace holds no events", dir);
+		goto out;
+	}
+	if (derive_wsr_event_count(dv) == 0) {
+		err_input(err,
+			  "%s: no wsr events among its %" PRIu64
+			  " events: record a libwsr program with the `wsr:*` events enabled",
+			  dir, derive_event_count(dv));
+		goto out;
+	}
+	if (derive_finish(dv, err) < 0 || db_finish(db, err) < 0)
+		goto out;
+	if (stats != NULL) {
+		stats->events = derive_event_count(dv);
+		stats->seconds = now_s() - t0;
+	}
+	derive_destroy(dv);
+	dv = NULL;
+	if (sqlite3_close(db) != SQLITE_OK) {
+		err_push(err, "closing %s: %s", tmp, sqlite3_errmsg(db));
+		db = NULL;
+		goto out;
+	}
+	db = NULL;
+	if (rename(tmp, out) < 0) {
+		err_push(err, "renaming %s to %s: %s", tmp, out, strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+	free(buf);
+	derive_destroy(dv);
+	if (db != NULL)
+		sqlite3_close(db);
+	if (ret < 0)
+		unlink(tmp);
+	for (int i = 0; i < pr.ndirs; i++)
+		free(pr.dirs[i]);
+	free(pr.dirs);
+	return ret;
+}
+
+static void ingest_usage(FILE *f)
+{
+	fprintf(f, "usage: wsr ingest TRACE_DIR [-o trace.db] [--force] [--timeout SECONDS] "
+		   "[--quiet] [--verbose]\n"
+		   "  Reads the CTF trace under TRACE_DIR (babeltrace2) and writes one SQLite\n"
+		   "  database (default TRACE_DIR/trace.db); see docs/schema.md.\n"
+		   "  --force     replace an existing database\n"
+		   "  --timeout S give up when the decoder makes no progress for S seconds "
+		   "(default 30)\n"
+		   "  --quiet     no progress line\n");
+}
+
+int cmd_ingest(int argc, char **argv)
+{
+	struct ingest_opts o = {.timeout_s = 30, .progress = isatty(2)};
+	const char *dir = NULL, *out = NULL;
+	char outbuf[PATH_MAX];
+	struct ingest_stats stats = {0};
+	struct wsr_err err;
+	bool quiet = false;
+
+	err_init(&err);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			ingest_usage(stdout);
+			return 0;
+		} else if (strcmp(a, "--force") == 0 || strcmp(a, "-f") == 0) {
+			o.force = true;
+		} else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+			quiet = true;
+		} else if (strcmp(a, "--verbose") == 0) {
+			o.verbose = true;
+		} else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && i + 1 < argc) {
+			out = argv[++i];
+		} else if (strcmp(a, "--timeout") == 0 && i + 1 < argc) {
+			char *end;
+			long v = strtol(argv[++i], &end, 10);
+			if (*end != '\0' || v < 1 || v > 86400) {
+				fprintf(stderr, "wsr ingest: error: bad --timeout '%s'\n", argv[i]);
+				return 2;
+			}
+			o.timeout_s = (int)v;
+		} else if (a[0] == '-' && a[1] != '\0') {
+			fprintf(stderr, "wsr ingest: error: unknown option '%s'\n", a);
+			ingest_usage(stderr);
+			return 2;
+		} else if (dir == NULL) {
+			dir = a;
+		} else {
+			fprintf(stderr, "wsr ingest: error: unexpected argument '%s'\n", a);
+			ingest_usage(stderr);
+			return 2;
+		}
+	}
+	if (dir == NULL) {
+		ingest_usage(stderr);
+		return 2;
+	}
+	if (quiet)
+		o.progress = false;
+	if (out == NULL) {
+		snprintf(outbuf, sizeof(outbuf), "%s/trace.db", dir);
+		out = outbuf;
+	}
+
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	if (ingest_trace(dir, out, &o, &stats, &err) < 0) {
+		if (o.progress)
+			fputc('\n', stderr);
+		err_print(&err, "wsr ingest", stderr);
+		return err.exit_code;
+	}
+	if (!quiet)
+		fprintf(stderr, "wsr ingest: %" PRIu64 " events in %.2f s (%.2fM events/s) -> %s\n",
+			stats.events, stats.seconds,
+			stats.seconds > 0 ? (double)stats.events / stats.seconds / 1e6 : 0.0, out);
+	return 0;
+}

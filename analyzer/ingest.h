@@ -1,0 +1,31 @@
+/*
+ * ingest.h - one trace directory to one database file (ingest.c).
+ *
+ * Invariants: ingest_trace() creates `out` only on success (via OUT.tmp and
+ *   rename); a bad trace fails with err->exit_code = 2.
+ * Concurrency: call from one thread; it forks a decoder child.
+ */
+#ifndef WSR_ANALYZER_INGEST_H
+#define WSR_ANALYZER_INGEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+
+struct ingest_opts {
+	bool force;    /* replace an existing output */
+	bool progress; /* progress line on stderr */
+	bool verbose;  /* let babeltrace2 print on stderr */
+	int timeout_s; /* decoder inactivity limit */
+};
+
+struct ingest_stats {
+	uint64_t events;
+	double seconds;
+};
+
+int ingest_trace(const char *dir, const char *out, const struct ingest_opts *o,
+		 struct ingest_stats *stats, struct wsr_err *err);
+
+#endif /* WSR_ANALYZER_INGEST_H */
