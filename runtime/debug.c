@@ -1,0 +1,351 @@
+/*
+ * debug.c - WSRDEBUG knobs, the schedtrace/scheddetail lines (Go's format,
+ * field for field), the stats=1 summary, and the chaos injector.
+ *
+ * WSRDEBUG is a comma-separated list of key=value (Go's GODEBUG habits):
+ *   schedtrace=MS   print a SCHED line to stderr every MS ms (and emit the
+ *                   schedtrace tracepoint with the same counters)
+ *   scheddetail=1   with schedtrace: the per-P, per-M and per-G lines too
+ *   stats=1         print the "wsr stats:" line at exit (docs/tracepoints.md)
+ *   stacksize=N     G stack size in bytes (suffix k/K or m/M allowed)
+ *   chaos=SEED      random yields and sleeps at the scheduler's racy windows
+ *   globalcheck=N   check the global queue every N schedule ticks (61)
+ *   stealrounds=N   stealWork passes over the Ps (4)
+ *   runnextpause=US pause before stealing a runnext G (3)
+ * Unknown keys and bad values are reported on stderr and ignored.
+ *
+ * Invariants:
+ *   - The knobs are written once in wsr__debug_init, before any M starts.
+ *   - Counters printed by schedtrace are read racily, as Go does; the
+ *     analyzer's cross-check allows for that.
+ * Concurrency: schedtrace runs on sysmon under sched.lock; the stats summary
+ *   runs after every M stopped (or in the deadlock exit, under sched.lock).
+ * Tracepoints: schedtrace.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "chaos.h"
+#include "proc.h"
+#include "runq.h"
+
+int wsr__debug_stats, wsr__debug_scheddetail;
+int64_t wsr__debug_schedtrace_ms;
+int wsr__chaos_enabled;
+uint64_t wsr__chaos_seed;
+static int64_t tracestart;
+
+static bool parse_size(const char *v, size_t *out)
+{
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno != 0 || end == v)
+		return false;
+	if (*end == 'k' || *end == 'K') {
+		n *= 1024;
+		end++;
+	} else if (*end == 'm' || *end == 'M') {
+		n *= 1024 * 1024;
+		end++;
+	}
+	if (*end != '\0' || n == 0 || n > (1ULL << 30))
+		return false;
+	*out = (size_t)n;
+	return true;
+}
+
+static bool parse_int(const char *v, long long lo, long long hi, long long *out)
+{
+	char *end;
+	long long n;
+
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno != 0 || end == v || *end != '\0' || n < lo || n > hi)
+		return false;
+	*out = n;
+	return true;
+}
+
+void wsr__debug_init(void)
+{
+	const char *env = getenv("WSRDEBUG");
+	char *copy, *tok, *save = NULL;
+
+	wsr__debug_stats = 0;
+	wsr__debug_scheddetail = 0;
+	wsr__debug_schedtrace_ms = 0;
+	wsr__chaos_enabled = 0;
+	tracestart = 0;
+	wsr__sched.globalcheck = 61;
+	wsr__sched.stealrounds = 4;
+	wsr__sched.runnextpause_us = 3;
+	wsr__sched.stacksize = 256 * 1024;
+	if (env == NULL || *env == '\0')
+		return;
+	copy = strdup(env);
+	if (copy == NULL)
+		return;
+	for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		const char *v;
+		long long n;
+		bool ok = true;
+
+		if (eq == NULL) {
+			fprintf(stderr, "wsr: WSRDEBUG: ignoring '%s' (want key=value)\n", tok);
+			continue;
+		}
+		*eq = '\0';
+		v = eq + 1;
+		if (strcmp(tok, "schedtrace") == 0)
+			ok = parse_int(v, 0, 3600000, &n) && (wsr__debug_schedtrace_ms = n, true);
+		else if (strcmp(tok, "scheddetail") == 0)
+			ok = parse_int(v, 0, 1, &n) && (wsr__debug_scheddetail = (int)n, true);
+		else if (strcmp(tok, "stats") == 0)
+			ok = parse_int(v, 0, 1, &n) && (wsr__debug_stats = (int)n, true);
+		else if (strcmp(tok, "stacksize") == 0)
+			ok = parse_size(v, &wsr__sched.stacksize) && wsr__sched.stacksize >= 16384;
+		else if (strcmp(tok, "chaos") == 0)
+			ok = parse_int(v, 0, INT64_MAX, &n) &&
+			     (wsr__chaos_seed = (uint64_t)n, wsr__chaos_enabled = 1, true);
+		else if (strcmp(tok, "globalcheck") == 0)
+			ok = parse_int(v, 1, 1000000, &n) && (wsr__sched.globalcheck = (int32_t)n, true);
+		else if (strcmp(tok, "stealrounds") == 0)
+			ok = parse_int(v, 1, 64, &n) && (wsr__sched.stealrounds = (int32_t)n, true);
+		else if (strcmp(tok, "runnextpause") == 0)
+			ok = parse_int(v, 0, 1000, &n) &&
+			     (wsr__sched.runnextpause_us = (int32_t)n, true);
+		else
+			fprintf(stderr, "wsr: WSRDEBUG: ignoring unknown key '%s'\n", tok);
+		if (!ok)
+			fprintf(stderr, "wsr: WSRDEBUG: ignoring bad value %s=%s\n", tok, v);
+	}
+	free(copy);
+	if (wsr__sched.stacksize < 16384)
+		wsr__sched.stacksize = 256 * 1024;
+}
+
+/* ---- chaos ---- */
+
+bool wsr__chaos_seed_set(void)
+{
+	return wsr__chaos_enabled != 0;
+}
+
+uint64_t wsr__chaos_seed_for(int32_t mid)
+{
+	return wsr__chaos_seed * 0x9E3779B97F4A7C15ULL + (uint64_t)mid * 0xBF58476D1CE4E5B9ULL + 1;
+}
+
+void wsr__chaos(struct wsr_m *mp, enum chaos_site site)
+{
+	uint32_t r = wsr__fastrand(mp);
+
+	(void)site;
+	/* One in 8: yield the thread; one in 64: sleep 1-50 us. */
+	if ((r & 7) == 0) {
+		sched_yield();
+	} else if ((r & 63) == 1) {
+		struct timespec ts = {0, (long)(1000 + (r >> 8) % 50000)};
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* ---- schedtrace ---- */
+
+struct gdump {
+	FILE *f;
+};
+
+static const char *gstatus_num(uint32_t s)
+{
+	/* Go's numbering: _Gidle 0, _Grunnable 1, _Grunning 2, _Gsyscall 3,
+	 * _Gwaiting 4, _Gdead 6. */
+	static const char *const go[] = {"0", "1", "2", "4", "3", "6"};
+
+	return s < sizeof(go) / sizeof(go[0]) ? go[s] : "?";
+}
+
+static void dump_g(struct wsr_g *gp, void *arg)
+{
+	struct gdump *d = arg;
+	uint32_t s = load_relaxed(&gp->status);
+	struct wsr_m *mp;
+
+	if (s == G_IDLE || s == G_DEAD)
+		return;
+	mp = s == G_RUNNING || s == G_SYSCALL ? gp->m : NULL;
+	fprintf(d->f, "  G%lld: status=%s(%s) m=", (long long)gp->goid, gstatus_num(s),
+		s == G_WAITING ? wsr__waitreason_string(gp->waitreason) : "");
+	if (mp != NULL)
+		fprintf(d->f, "%d", mp->id);
+	else
+		fputs("nil", d->f);
+	fputs(" lockedm=nil\n", d->f);
+}
+
+/* Prints one schedtrace (and scheddetail) block; caller holds no lock. */
+static void schedtrace_print(FILE *f, bool detailed, struct wsr_tp_schedtrace *st,
+			     uint32_t *runq)
+{
+	int64_t now = wsr__nanotime();
+	int32_t i;
+	struct wsr_m *mp;
+
+	if (tracestart == 0)
+		tracestart = now;
+	st->gomaxprocs = wsr__sched.gomaxprocs;
+	st->idleprocs = load_seq(&wsr__sched.npidle);
+	st->threads = load_relaxed(&wsr__sched.mcount);
+	st->spinning = load_seq(&wsr__sched.nmspinning);
+	st->needspinning = load_seq(&wsr__sched.needspinning);
+	st->idlethreads = load_relaxed(&wsr__sched.nmidle);
+	st->runqueue = load_relaxed(&wsr__sched.runqsize);
+	for (i = 0; i < wsr__sched.gomaxprocs; i++)
+		runq[i] = wsr__runqlen(&wsr__sched.allp[i]);
+	st->runq = runq;
+
+	fprintf(f,
+		"SCHED %lldms: gomaxprocs=%d idleprocs=%d threads=%d spinningthreads=%d "
+		"needspinning=%d idlethreads=%d runqueue=%d",
+		(long long)((now - tracestart) / 1000000), st->gomaxprocs, st->idleprocs,
+		st->threads, st->spinning, st->needspinning, st->idlethreads, st->runqueue);
+	if (detailed) {
+		fprintf(f, " gcwaiting=false nmidlelocked=0 stopwait=0 sysmonwait=false\n");
+		for (i = 0; i < wsr__sched.gomaxprocs; i++) {
+			struct wsr_p *pp = &wsr__sched.allp[i];
+			uint32_t s = load_relaxed(&pp->status);
+			/* Go's numbering: _Pidle 0, _Prunning 1, _Psyscall 2. */
+			struct wsr_m *owner = s == P_RUNNING ? pp->m : NULL;
+
+			fprintf(f, "  P%d: status=%u schedtick=%u syscalltick=%u m=", i, s,
+				load_relaxed(&pp->schedtick), load_relaxed(&pp->syscalltick));
+			if (owner != NULL)
+				fprintf(f, "%d", owner->id);
+			else
+				fputs("nil", f);
+			fprintf(f, " runqsize=%u gfreecnt=%d timerslen=%d\n", runq[i],
+				pp->gfreecnt, pp->ntimers);
+		}
+		for (mp = wsr__sched.allm; mp != NULL; mp = mp->alllink) {
+			struct wsr_p *pp = mp->p;
+			struct wsr_g *gp = mp->curg;
+
+			fprintf(f, "  M%d: p=", mp->id);
+			if (pp != NULL)
+				fprintf(f, "%d", pp->id);
+			else
+				fputs("nil", f);
+			fputs(" curg=", f);
+			if (gp != NULL)
+				fprintf(f, "%lld", (long long)gp->goid);
+			else
+				fputs("nil", f);
+			fprintf(f,
+				" mallocing=0 throwing=0 preemptoff= locks=0 dying=0 spinning=%s "
+				"blocked=%s lockedg=nil\n",
+				mp->spinning ? "true" : "false", mp->blocked ? "true" : "false");
+		}
+		{
+			struct gdump d = {f};
+
+			wsr__lock(&wsr__sched.gflock);
+			wsr__forallg(dump_g, &d);
+			wsr__unlock(&wsr__sched.gflock);
+		}
+	} else {
+		for (i = 0; i < wsr__sched.gomaxprocs; i++) {
+			fputs(" ", f);
+			if (i == 0)
+				fputs("[ ", f);
+			fprintf(f, "%u", runq[i]);
+			if (i == wsr__sched.gomaxprocs - 1)
+				fputs(" ]", f);
+		}
+		fputs(" schedticks=[ ", f);
+		for (i = 0; i < wsr__sched.gomaxprocs; i++)
+			fprintf(f, "%u ", load_relaxed(&wsr__sched.allp[i].schedtick));
+		fputs("]\n", f);
+	}
+	fflush(f);
+}
+
+void wsr__schedtrace(bool detailed)
+{
+	uint32_t stackq[64];
+	uint32_t *runq = stackq;
+	struct wsr_tp_schedtrace st;
+
+	if (wsr__sched.gomaxprocs > 64) {
+		runq = calloc((size_t)wsr__sched.gomaxprocs, sizeof(uint32_t));
+		if (runq == NULL)
+			return;
+	}
+	/* Like Go, under sched.lock: the idle lists and the global queue are still. */
+	wsr__lock(&wsr__sched.lock);
+	schedtrace_print(stderr, detailed, &st, runq);
+	WSR_TRACE(schedtrace, &wsr__sysmon_stats, -1, -1, &st);
+	wsr__unlock(&wsr__sched.lock);
+	if (runq != stackq)
+		free(runq);
+}
+
+/* ---- stats ---- */
+
+static const char *const stat_names[WSR_ST_COUNT] = {
+#define WSR_STAT_NAME(ev) [WSR_ST_##ev] = #ev,
+	WSR_EVENTS(WSR_STAT_NAME)
+#undef WSR_STAT_NAME
+	[WSR_ST_runqput_next] = "runqput_next",
+	[WSR_ST_stolen] = "stolen",
+};
+
+/* Print order: the catalog's, with the derived keys after their event. */
+static const enum wsr_stat stat_order[] = {
+	WSR_ST_init, WSR_ST_g_create, WSR_ST_runqput, WSR_ST_runqput_next, WSR_ST_runq_spill,
+	WSR_ST_globrunq_put, WSR_ST_globrunq_get, WSR_ST_g_run, WSR_ST_g_stop, WSR_ST_g_ready,
+	WSR_ST_steal, WSR_ST_stolen, WSR_ST_steal_scan, WSR_ST_spin_start, WSR_ST_spin_stop,
+	WSR_ST_p_idle, WSR_ST_p_busy, WSR_ST_m_park, WSR_ST_m_unpark, WSR_ST_m_create,
+	WSR_ST_syscall_enter, WSR_ST_syscall_exit, WSR_ST_retake, WSR_ST_handoff,
+	WSR_ST_preempt, WSR_ST_timer_fire, WSR_ST_netpoll, WSR_ST_schedtrace,
+};
+
+void wsr__stats_sum(uint64_t out[WSR_ST_COUNT]);
+
+void wsr__stats_sum(uint64_t out[WSR_ST_COUNT])
+{
+	struct wsr_m *mp;
+	int i;
+
+	for (i = 0; i < WSR_ST_COUNT; i++)
+		out[i] = load_relaxed(&wsr__sysmon_stats.n[i]);
+	for (mp = wsr__sched.allm; mp != NULL; mp = mp->alllink)
+		for (i = 0; i < WSR_ST_COUNT; i++)
+			out[i] += load_relaxed(&mp->stats.n[i]);
+}
+
+void wsr__stats_print(void)
+{
+	uint64_t sum[WSR_ST_COUNT];
+	size_t i;
+
+	wsr__stats_sum(sum);
+	fflush(stdout);
+	fputs("wsr stats:", stderr);
+	for (i = 0; i < sizeof(stat_order) / sizeof(stat_order[0]); i++)
+		fprintf(stderr, " %s=%llu", stat_names[stat_order[i]],
+			(unsigned long long)sum[stat_order[i]]);
+	fprintf(stderr, " max_spinning=%llu\n", (unsigned long long)wsr__max_spinning);
+	fflush(stderr);
+}

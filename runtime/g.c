@@ -1,0 +1,169 @@
+/*
+ * g.c - G lifecycle: allocation in slabs, per-P and global free lists,
+ * newproc, the entry trampoline target, wsr_go (Go: newproc, gfget, gfput).
+ *
+ * Invariants:
+ *   - Gs are allocated in slabs of WSR_GSLAB and never freed before teardown,
+ *     so a G pointer stays valid forever; the slab list is the "allg" set.
+ *   - A G on a free list is G_DEAD or G_IDLE and holds no stack: a G that has
+ *     not run yet costs only its struct (stacks are taken at the first run).
+ *   - goids are unique, handed out in batches of 16 per P; the main G is 1.
+ * Concurrency: pp->gfree is the owner P's; sched.gfree and the slab list are
+ *   under sched.gflock.
+ * Tracepoints: g_create (runqput follows).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include <wsr.h>
+
+#include "proc.h"
+#include "runq.h"
+
+#define WSR_GSLAB 64
+
+struct gslab {
+	struct gslab *next;
+	struct wsr_g g[WSR_GSLAB];
+};
+
+static struct gslab *slabs; /* under sched.gflock */
+
+/* Calls fn(g) for every G ever allocated (teardown, deadlock report, dump).
+ * Caller holds sched.gflock or runs single-threaded. */
+void wsr__forallg(void (*fn)(struct wsr_g *gp, void *arg), void *arg)
+{
+	struct gslab *s;
+	int i;
+
+	for (s = slabs; s != NULL; s = s->next)
+		for (i = 0; i < WSR_GSLAB; i++)
+			fn(&s->g[i], arg);
+}
+
+static struct wsr_g *gfget(struct wsr_p *pp)
+{
+	struct wsr_g *gp = pp->gfree;
+
+	if (gp == NULL) {
+		struct gslab *s = NULL;
+		int i;
+
+		wsr__lock(&wsr__sched.gflock);
+		while (wsr__sched.gfree != NULL && pp->gfreecnt < WSR_GFREE_MAX / 2) {
+			gp = wsr__sched.gfree;
+			wsr__sched.gfree = gp->schedlink;
+			wsr__sched.ngfree--;
+			gp->schedlink = pp->gfree;
+			pp->gfree = gp;
+			pp->gfreecnt++;
+		}
+		if (pp->gfree == NULL) {
+			s = calloc(1, sizeof(*s));
+			if (s == NULL)
+				wsr__throw("gfget: out of memory");
+			s->next = slabs;
+			slabs = s;
+		}
+		wsr__unlock(&wsr__sched.gflock);
+		if (s != NULL) {
+			for (i = WSR_GSLAB - 1; i >= 0; i--) {
+				s->g[i].timeridx = -1;
+				s->g[i].schedlink = pp->gfree;
+				pp->gfree = &s->g[i];
+				pp->gfreecnt++;
+			}
+		}
+		gp = pp->gfree;
+	}
+	pp->gfree = gp->schedlink;
+	pp->gfreecnt--;
+	gp->schedlink = NULL;
+	return gp;
+}
+
+void wsr__gfput(struct wsr_p *pp, struct wsr_g *gp)
+{
+	WSR_ASSERT(gp->stack == NULL);
+	gp->schedlink = pp->gfree;
+	pp->gfree = gp;
+	pp->gfreecnt++;
+	if (pp->gfreecnt >= WSR_GFREE_MAX) {
+		/* Move half to the global list so other Ps can reuse them. */
+		wsr__lock(&wsr__sched.gflock);
+		while (pp->gfreecnt > WSR_GFREE_MAX / 2) {
+			gp = pp->gfree;
+			pp->gfree = gp->schedlink;
+			pp->gfreecnt--;
+			gp->schedlink = wsr__sched.gfree;
+			wsr__sched.gfree = gp;
+			wsr__sched.ngfree++;
+		}
+		wsr__unlock(&wsr__sched.gflock);
+	}
+}
+
+void wsr__gfree_all(void)
+{
+	struct gslab *s, *next;
+
+	if (wsr__ms_leaked())
+		return;
+	for (s = slabs; s != NULL; s = next) {
+		next = s->next;
+		free(s);
+	}
+	slabs = NULL;
+	wsr__sched.gfree = NULL;
+	wsr__sched.ngfree = 0;
+}
+
+struct wsr_g *wsr__newproc(struct wsr_m *mp, void (*fn)(void *), void *arg, int64_t parent)
+{
+	struct wsr_p *pp = mp->p;
+	struct wsr_g *gp;
+
+	WSR_ASSERT(pp != NULL);
+	gp = gfget(pp);
+	if (pp->goidcache == pp->goidcacheend) {
+		pp->goidcache = xadd_relaxed(&wsr__sched.goidgen, 16) + 1;
+		pp->goidcacheend = pp->goidcache + 16;
+	}
+	gp->goid = pp->goidcache++;
+	gp->parent = parent;
+	gp->fn = fn;
+	gp->arg = arg;
+	gp->m = NULL;
+	gp->readysrc = 0;
+	gp->waitreason = 0;
+	gp->timeridx = -1;
+	gp->param = NULL;
+	store_relaxed(&gp->status, G_RUNNABLE);
+	WSR_TRACE(g_create, &mp->stats, pp->id, mp->id, gp->goid, parent);
+	wsr__runqput(mp, pp, gp, true);
+	if (load_relaxed(&wsr__sched.mainstarted))
+		wsr__wakep(mp);
+	return gp;
+}
+
+void wsr__gentry(void *arg)
+{
+	struct wsr_g *gp = arg;
+
+#if WSR_SAN_ASAN
+	san_switch_end(NULL);
+#endif
+	gp->fn(gp->arg);
+	wsr__goexit();
+}
+
+void wsr_go(void (*fn)(void *), void *arg)
+{
+	struct wsr_m *mp = wsr__getm();
+
+	if (mp == NULL || mp->curg == NULL)
+		wsr__throw("wsr_go: called outside a G");
+	wsr__newproc(mp, fn, arg, mp->curg->goid);
+	wsr__preempt_check();
+}

@@ -1,0 +1,249 @@
+/*
+ * gmp.h - the G, M, P and sched structures and their state machines
+ * (Go: runtime2.go). The only header that defines the core structs.
+ *
+ * Invariants:
+ *   - A runnable G is in exactly one place: a P's ring, a P's runnext, or the
+ *     global queue. A waiting G is referenced only by what will wake it.
+ *   - An M holds at most one P (m->p) and a P at most one M (p->m), and the two
+ *     agree while the P is P_RUNNING. An idle P is on sched.pidle.
+ *   - m->spinning is true iff the M is counted in sched.nmspinning.
+ *   - Nothing parks (stopm) while holding a P, sched.lock, or the spinning flag.
+ * Concurrency: each field says what protects it. "owner" means the M that
+ *   holds the P (for P fields) or the M itself (for M fields).
+ */
+#ifndef WSR_RUNTIME_GMP_H
+#define WSR_RUNTIME_GMP_H
+
+#include "config.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "atomic.h"
+#include "ctx.h"
+#include "lock.h"
+#include "san.h"
+#include "throw.h"
+#include "trace.h"
+
+#define WSR_RUNQ_SIZE	    256
+#define WSR_STACKCACHE_MAX  32  /* stacks kept per P */
+#define WSR_GFREE_MAX	    64  /* dead Gs kept per P before half go global */
+#define WSR_MAXPROCS_LIMIT  1024
+
+/*
+ * G status. Who owns the stack, whether the G is queued, which of g->m is valid:
+ *   G_IDLE     just allocated or on a free list; no stack in use; not queued; m NULL.
+ *   G_RUNNABLE on a run queue (ring, runnext or global); not executing; m NULL.
+ *              A G that has never run has no stack yet (stack == NULL).
+ *   G_RUNNING  executing user code on g->m, which holds a P; the G owns its stack.
+ *   G_WAITING  parked by gopark; referenced by a wait queue, timer or poller;
+ *              not on a run queue; m NULL; its context is saved.
+ *   G_SYSCALL  in a blocking call between wsr_syscall_enter and _exit; owns its
+ *              stack and g->m; g->m may have lost its P.
+ *   G_DEAD     returned; on a free list, stack returned to a cache.
+ */
+enum g_status {
+	G_IDLE = 0,
+	G_RUNNABLE,
+	G_RUNNING,
+	G_WAITING,
+	G_SYSCALL,
+	G_DEAD,
+};
+
+/*
+ * P status:
+ *   P_IDLE     on sched.pidle (under sched.lock), p->m NULL.
+ *   P_RUNNING  held by p->m, which runs user code or the scheduler with it.
+ *   P_SYSCALL  p->m is in a blocking call; sysmon may retake the P (CAS to P_IDLE).
+ */
+enum p_status {
+	P_IDLE = 0,
+	P_RUNNING,
+	P_SYSCALL,
+};
+
+struct wsr_m;
+struct wsr_p;
+
+struct wsr_g {
+	struct wsr_ctx ctx;	     /* saved context; written only by the switch */
+	void *stack;		     /* mapping base (guard page first), NULL before the first run */
+	size_t stack_size;	     /* usable bytes above the guard page */
+	void (*fn)(void *);	     /* entry; set at creation, read at first run */
+	void *arg;
+	int64_t goid;		     /* set by newproc before the G is queued; then immutable */
+	int64_t parent;		     /* goid of the creator, 0 for the main G */
+	_Atomic uint32_t status;     /* enum g_status; written by the G's owner of the moment */
+	struct wsr_m *m;	     /* M running it (G_RUNNING/G_SYSCALL); owner */
+	struct wsr_g *schedlink;     /* global queue, free lists, wait lists: under their lock */
+	uint8_t waitreason;	     /* enum wsr_reason while G_WAITING */
+	uint8_t readysrc;	     /* SRC_TIMER/SRC_NETPOLL for the next g_run, else 0 */
+	uint8_t sleeping;	     /* 1 while parked in wsr_sleep_ns; owner */
+	void *param;		     /* value passed by the waker (select: the sudog) */
+	int64_t when;		     /* timer deadline (ns) while in a timer heap */
+	int32_t timeridx;	     /* index in its P's timer heap, -1 if none */
+	int64_t waitsince;	     /* when it parked (deadlock report) */
+#if WSR_SAN_TSAN
+	void *tsan_fiber;	     /* created at first run, destroyed at exit */
+#endif
+#if WSR_SAN_ASAN
+	void *asan_fake_stack;	     /* ASan's fake stack handle across a switch */
+#endif
+};
+
+struct wsr_p {
+	int32_t id;
+	_Atomic uint32_t status;     /* enum p_status; CAS by sysmon for P_SYSCALL -> P_IDLE */
+	struct wsr_m *m;	     /* owner, or NULL when idle; owner/sched.lock */
+	_Atomic uint32_t schedtick;  /* incremented per non-inherited run; owner writes */
+	_Atomic uint32_t syscalltick; /* incremented per syscall; owner writes */
+	struct wsr_p *link;	     /* sched.pidle; under sched.lock */
+	_Atomic int64_t curgoid;     /* goid of the running G (for sysmon); owner writes */
+	_Atomic uint8_t preempt;     /* sysmon sets; the running G clears it at a yield point */
+	int64_t goidcache, goidcacheend; /* batch of goids; owner */
+
+	/* atomic: load-acquire by all consumers, CAS-release to consume. */
+	_Atomic uint32_t runqhead;
+	/* atomic: only the owner writes (store-release); others load-acquire. */
+	_Atomic uint32_t runqtail;
+	/* slots: owner stores relaxed before publishing tail; consumers load relaxed. */
+	_Atomic(struct wsr_g *) runq[WSR_RUNQ_SIZE];
+	/* owner sets non-NULL; anyone may CAS it to NULL (runnext steal). */
+	_Atomic(struct wsr_g *) runnext;
+
+	struct wsr_g *gfree;	     /* dead Gs; owner */
+	int32_t gfreecnt;
+	void *stackcache[WSR_STACKCACHE_MAX]; /* free stacks of the default size; owner */
+	int32_t nstackcache;
+	size_t stackcache_size;	     /* size of the cached stacks; owner */
+
+	/* Timers (time.c): a min-heap of sleeping Gs by g->when, under timerlock. */
+	struct wsr_lock timerlock;
+	struct wsr_g **timers;
+	int32_t ntimers, timerscap;
+	_Atomic int64_t timer0when;  /* earliest deadline, 0 if none; read without timerlock */
+
+	_Atomic int32_t syscallm;    /* M in the call while P_SYSCALL; owner writes */
+	_Atomic int64_t syscallwhen; /* when that call started; owner writes */
+
+	/* sysmon's view (sysmon.c); only sysmon touches these. */
+	uint32_t sm_schedtick, sm_syscalltick;
+	int64_t sm_schedwhen, sm_syscallwhen;
+} __attribute__((aligned(64)));
+
+struct wsr_m {
+	int32_t id;		     /* immutable */
+	struct wsr_ctx g0ctx;	     /* the scheduler's context on the thread's own stack */
+	struct wsr_g *curg;	     /* G running on this M; owner */
+	struct wsr_p *p;	     /* P held; owner */
+	struct wsr_p *nextp;	     /* P handed over by startm before the wakeup; under sched.lock */
+	bool spinning;		     /* counted in sched.nmspinning; owner (startm before wakeup) */
+	bool blocked;		     /* parked on its note; under sched.lock */
+	int32_t wakeby;		     /* id of the M that woke it, -1 sysmon; set before notewakeup */
+	struct wsr_note park;	     /* stopm sleeps here */
+	struct wsr_m *schedlink;     /* sched.midle; under sched.lock */
+	struct wsr_m *alllink;	     /* sched.allm; under sched.lock */
+	uint64_t rand;		     /* per-M PRNG state; owner */
+	/* mcall: what g0 must do for the G that just switched to it; owner. */
+	void (*mcall_fn)(struct wsr_m *mp, struct wsr_g *gp, void *arg);
+	void *mcall_arg;
+	struct wsr_g *mcall_g;
+	pthread_t thread;
+	bool is_m0;		     /* the thread that called wsr_main */
+	_Atomic int64_t syscallwhen; /* nanotime at wsr_syscall_enter; 0 when not in a call */
+	struct wsr_p *oldp;	     /* P held before the syscall; owner */
+	void *g0_stack_lo;	     /* bounds of the thread's stack (sanitizers) */
+	size_t g0_stack_size;
+#if WSR_SAN_TSAN
+	void *tsan_fiber;	     /* the thread's own fiber */
+#endif
+#if WSR_SAN_ASAN
+	void *asan_fake_stack;
+#endif
+	void *altstack;		     /* sigaltstack for the overflow report */
+	struct wsr_stats stats;	     /* owner writes (trace.h) */
+};
+
+struct wsr_sched {
+	struct wsr_lock lock;	     /* "sched.lock": guards the fields marked below */
+
+	struct wsr_m *midle;	     /* idle Ms; sched.lock */
+	_Atomic int32_t nmidle;	     /* written under sched.lock, read racily */
+	_Atomic int32_t mcount;	     /* live Ms; written under sched.lock, read racily */
+	int32_t mnext;		     /* next M id; sched.lock */
+	int32_t nmsys;		     /* Ms that are not Ms for checkdead (none today) */
+	struct wsr_m *allm;	     /* sched.lock */
+
+	struct wsr_p *pidle;	     /* idle Ps; sched.lock */
+	_Atomic int32_t npidle;	     /* written under sched.lock, read anywhere (seq_cst) */
+	_Atomic int32_t nmspinning;  /* see the parking essay in proc.c */
+	_Atomic int32_t needspinning;
+
+	struct wsr_g *runqhead;	     /* global queue; sched.lock */
+	struct wsr_g *runqtail;
+	_Atomic int32_t runqsize;    /* written under sched.lock, read racily */
+
+	struct wsr_g *gfree;	     /* global dead-G list; gflock */
+	int32_t ngfree;
+	struct wsr_lock gflock;
+
+	_Atomic int64_t goidgen;
+	_Atomic int32_t nsyscall;    /* Gs in wsr_syscall_enter..exit */
+
+	int32_t gomaxprocs;	     /* immutable after boot */
+	struct wsr_p *allp;	     /* gomaxprocs Ps; immutable array after boot */
+	_Atomic int32_t exiting;     /* set when the main G returns */
+	_Atomic int32_t mainstarted;
+	int mainresult;
+	int64_t starttime;	     /* nanotime at boot */
+
+	/* Knobs (debug.c), immutable after boot. */
+	int32_t globalcheck;	     /* check the global queue every N ticks (61) */
+	int32_t stealrounds;	     /* stealWork rounds (4) */
+	int32_t runnextpause_us;     /* pause before stealing runnext (3) */
+	size_t stacksize;	     /* default usable stack bytes */
+};
+
+extern struct wsr_sched wsr__sched;
+
+/* The M running this thread (NULL outside the runtime). Never inlined, and
+ * never cached across a park: a G may resume on another M. */
+struct wsr_m *wsr__getm(void);
+void wsr__setm(struct wsr_m *mp);
+
+/* The running G, or NULL on g0 / outside the runtime. */
+static inline struct wsr_g *wsr__getg(void)
+{
+	struct wsr_m *mp = wsr__getm();
+
+	return mp != NULL ? mp->curg : NULL;
+}
+
+int64_t wsr__nanotime(void);
+uint32_t wsr__fastrand(struct wsr_m *mp);
+
+static inline int32_t p_id(const struct wsr_p *pp)
+{
+	return pp != NULL ? pp->id : -1;
+}
+
+static inline int32_t m_id(const struct wsr_m *mp)
+{
+	return mp != NULL ? mp->id : -1;
+}
+
+static inline int64_t g_id(const struct wsr_g *gp)
+{
+	return gp != NULL ? gp->goid : 0;
+}
+
+/* Stats block of an M, or sysmon's when mp is NULL. */
+struct wsr_stats *wsr__stats_of(struct wsr_m *mp);
+
+#endif /* WSR_RUNTIME_GMP_H */

@@ -1,0 +1,391 @@
+/*
+ * netpoll.c - the network poller on epoll, and wsr_read/wsr_write/wsr_accept/
+ * wsr_connect, which park the G (not the thread) until the fd is ready
+ * (Go: netpoll.go, netpoll_epoll.go).
+ *
+ * Invariants:
+ *   - Each fd used through these calls is non-blocking and registered
+ *     edge-triggered for read and write; registration is (re)tried before
+ *     every park, so an fd number reused after close(2) is registered again.
+ *   - A poll descriptor's rg/wg word is 0 (nothing), PD_READY (an event
+ *     arrived that nobody consumed), PD_WAIT (a G is about to park) or the
+ *     parked G itself; only the parking G and the poller change it, by CAS.
+ *   - wsr__lastpoll is 0 exactly while one M blocks in epoll; wsr__polluntil
+ *     is when that M will wake by itself (0: never).
+ * Concurrency: the descriptor table grows under tablelock and its entries
+ *   never move (pages of descriptors); rg/wg are seq_cst atomics; the break
+ *   eventfd is written by anyone and drained by the poller.
+ * Tracepoints: netpoll (g_ready for each G, in findrunnable/injectglist).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <wsr.h>
+
+#include "proc.h"
+
+#define PD_READY ((uintptr_t)1)
+#define PD_WAIT	 ((uintptr_t)2)
+#define PD_PAGE	 1024
+#define PD_PAGES 1024 /* fds up to 1M */
+
+struct pollfd_desc {
+	_Atomic uintptr_t rg;
+	_Atomic uintptr_t wg;
+	_Atomic int nonblock;
+};
+
+_Atomic int64_t wsr__lastpoll;
+_Atomic int64_t wsr__polluntil;
+
+static int epfd = -1;
+static int breakfd = -1;
+static _Atomic int breakpending;
+static _Atomic int32_t nwaiters;
+static struct wsr_lock tablelock = {PTHREAD_MUTEX_INITIALIZER, 0};
+static _Atomic(struct pollfd_desc *) table[PD_PAGES];
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void netpoll_init(void)
+{
+	struct epoll_event ev;
+
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (epfd < 0)
+		wsr__throw("netpoll_init: epoll_create1 failed");
+	breakfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (breakfd < 0)
+		wsr__throw("netpoll_init: eventfd failed");
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.fd = breakfd;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, breakfd, &ev) != 0)
+		wsr__throw("netpoll_init: epoll_ctl failed");
+}
+
+bool wsr__netpoll_inited(void)
+{
+	pthread_once(&init_once, netpoll_init);
+	return true;
+}
+
+int32_t wsr__netpoll_waiters(void)
+{
+	return load_seq(&nwaiters);
+}
+
+void wsr__netpoll_close(void)
+{
+	/* The descriptors and the epoll fd live as long as the process: fds
+	 * registered by the program may outlive wsr_main. */
+}
+
+void wsr__netpoll_break(void)
+{
+	int zero = 0;
+	uint64_t one = 1;
+
+	if (epfd < 0)
+		return;
+	if (!cas_seq(&breakpending, &zero, 1))
+		return;
+	while (write(breakfd, &one, sizeof(one)) < 0 && errno == EINTR)
+		;
+}
+
+static struct pollfd_desc *pd_get(int fd)
+{
+	struct pollfd_desc *page;
+	int pi = fd / PD_PAGE;
+
+	if (fd < 0 || pi >= PD_PAGES)
+		return NULL;
+	page = load_acq(&table[pi]);
+	if (page == NULL) {
+		wsr__lock(&tablelock);
+		page = load_relaxed(&table[pi]);
+		if (page == NULL) {
+			page = calloc(PD_PAGE, sizeof(*page));
+			if (page == NULL)
+				wsr__throw("netpoll: out of memory");
+			/* store-release publishes the zeroed page; pairs with load-acquire above. */
+			store_rel(&table[pi], page);
+		}
+		wsr__unlock(&tablelock);
+	}
+	return &page[fd % PD_PAGE];
+}
+
+/* Makes fd non-blocking and registers it; -1 with errno on failure. */
+static int pd_prepare(int fd, struct pollfd_desc *pd)
+{
+	struct epoll_event ev;
+
+	wsr__netpoll_inited();
+	if (!load_relaxed(&pd->nonblock)) {
+		int fl = fcntl(fd, F_GETFL);
+
+		if (fl < 0)
+			return -1;
+		if (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+			return -1;
+		store_relaxed(&pd->nonblock, 1);
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+	ev.data.fd = fd;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+/* Hands the ready state to the waiter; returns the G to wake, if any. */
+static struct wsr_g *pd_unblock(_Atomic uintptr_t *gpp)
+{
+	uintptr_t old = load_seq(gpp);
+
+	for (;;) {
+		if (old == PD_READY)
+			return NULL;
+		if (cas_seq(gpp, &old, PD_READY))
+			return old > PD_WAIT ? (struct wsr_g *)old : NULL;
+	}
+}
+
+static bool block_commit(struct wsr_g *gp, void *arg)
+{
+	_Atomic uintptr_t *gpp = arg;
+	uintptr_t expect = PD_WAIT;
+
+	/* CAS PD_WAIT -> G; fails if the poller set PD_READY meanwhile. */
+	if (cas_seq(gpp, &expect, (uintptr_t)gp)) {
+		xadd_seq(&nwaiters, 1);
+		return true;
+	}
+	return false;
+}
+
+/* Parks until the fd is ready for this mode. */
+static void pd_wait(_Atomic uintptr_t *gpp)
+{
+	uintptr_t old = load_seq(gpp);
+
+	for (;;) {
+		if (old == PD_READY) {
+			if (cas_seq(gpp, &old, 0))
+				return;
+			continue;
+		}
+		if (old != 0)
+			wsr__throw("netpoll: two Gs wait on the same fd and direction");
+		if (cas_seq(gpp, &old, PD_WAIT))
+			break;
+	}
+	wsr__gopark(block_commit, (void *)gpp, WR_IO);
+	/* Consume the readiness that woke us (or that aborted the park). */
+	xchg_seq(gpp, 0);
+}
+
+struct wsr_g *wsr__netpoll(struct wsr_m *mp, int64_t delay, int32_t *np)
+{
+	struct epoll_event evs[128];
+	struct wsr_g *list = NULL;
+	int n, i;
+	int32_t ready = 0;
+
+	wsr__netpoll_inited();
+	if (delay < 0) {
+		n = epoll_pwait2(epfd, evs, 128, NULL, NULL);
+	} else {
+		struct timespec ts = {delay / 1000000000, delay % 1000000000};
+
+		n = epoll_pwait2(epfd, evs, 128, &ts, NULL);
+	}
+	if (n < 0 && errno == ENOSYS) {
+		int ms = delay < 0 ? -1 : (int)((delay + 999999) / 1000000);
+
+		n = epoll_wait(epfd, evs, 128, ms);
+	}
+	for (i = 0; i < n; i++) {
+		struct pollfd_desc *pd;
+		struct wsr_g *gp;
+
+		if (evs[i].data.fd == breakfd) {
+			uint64_t v;
+
+			while (read(breakfd, &v, sizeof(v)) < 0 && errno == EINTR)
+				;
+			store_seq(&breakpending, 0);
+			continue;
+		}
+		pd = pd_get(evs[i].data.fd);
+		if (pd == NULL)
+			continue;
+		if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+			gp = pd_unblock(&pd->rg);
+			if (gp != NULL) {
+				xadd_seq(&nwaiters, -1);
+				gp->readysrc = SRC_NETPOLL;
+				gp->schedlink = list;
+				list = gp;
+				ready++;
+			}
+		}
+		if (evs[i].events & (EPOLLOUT | EPOLLHUP | EPOLLERR)) {
+			gp = pd_unblock(&pd->wg);
+			if (gp != NULL) {
+				xadd_seq(&nwaiters, -1);
+				gp->readysrc = SRC_NETPOLL;
+				gp->schedlink = list;
+				list = gp;
+				ready++;
+			}
+		}
+	}
+	if (ready > 0 || delay != 0)
+		WSR_TRACE(netpoll, wsr__stats_of(mp), p_id(mp != NULL ? mp->p : NULL), m_id(mp),
+			  (uint32_t)ready, (uint8_t)(delay != 0));
+	*np = ready;
+	return list;
+}
+
+static void io_enter(const char *what)
+{
+	struct wsr_m *mp = wsr__getm();
+
+	if (mp == NULL || mp->curg == NULL)
+		wsr__throw(what);
+}
+
+ssize_t wsr_read(int fd, void *buf, size_t n)
+{
+	struct pollfd_desc *pd = pd_get(fd);
+
+	io_enter("wsr_read: called outside a G");
+	if (pd == NULL) {
+		errno = EBADF;
+		return -1;
+	}
+	if (pd_prepare(fd, pd) != 0)
+		return -1;
+	for (;;) {
+		ssize_t r = read(fd, buf, n);
+
+		if (r >= 0 || (errno != EAGAIN && errno != EINTR)) {
+			int e = errno;
+
+			wsr__preempt_check();
+			errno = e;
+			return r;
+		}
+		if (errno == EAGAIN)
+			pd_wait(&pd->rg);
+	}
+}
+
+ssize_t wsr_write(int fd, const void *buf, size_t n)
+{
+	struct pollfd_desc *pd = pd_get(fd);
+	size_t done = 0;
+
+	io_enter("wsr_write: called outside a G");
+	if (pd == NULL) {
+		errno = EBADF;
+		return -1;
+	}
+	if (pd_prepare(fd, pd) != 0)
+		return -1;
+	/* Like Go's fd.Write: all of buf, unless an error stops it. */
+	while (done < n) {
+		ssize_t r = write(fd, (const char *)buf + done, n - done);
+
+		if (r >= 0) {
+			done += (size_t)r;
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			return done > 0 ? (ssize_t)done : -1;
+		pd_wait(&pd->wg);
+	}
+	wsr__preempt_check();
+	return (ssize_t)done;
+}
+
+int wsr_accept(int fd, struct sockaddr *sa, socklen_t *len)
+{
+	struct pollfd_desc *pd = pd_get(fd);
+
+	io_enter("wsr_accept: called outside a G");
+	if (pd == NULL) {
+		errno = EBADF;
+		return -1;
+	}
+	if (pd_prepare(fd, pd) != 0)
+		return -1;
+	for (;;) {
+		int c = accept4(fd, sa, len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (c >= 0) {
+			struct pollfd_desc *cpd = pd_get(c);
+
+			if (cpd != NULL) {
+				/* A fresh fd number: forget what an old owner of it left. */
+				store_seq(&cpd->rg, 0);
+				store_seq(&cpd->wg, 0);
+				store_relaxed(&cpd->nonblock, 1);
+			}
+			wsr__preempt_check();
+			return c;
+		}
+		if (errno == EINTR || errno == ECONNABORTED)
+			continue;
+		if (errno != EAGAIN)
+			return -1;
+		pd_wait(&pd->rg);
+	}
+}
+
+int wsr_connect(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	struct pollfd_desc *pd = pd_get(fd);
+	socklen_t elen = sizeof(int);
+	int err = 0;
+
+	io_enter("wsr_connect: called outside a G");
+	if (pd == NULL) {
+		errno = EBADF;
+		return -1;
+	}
+	store_seq(&pd->rg, 0);
+	store_seq(&pd->wg, 0);
+	store_relaxed(&pd->nonblock, 0);
+	if (pd_prepare(fd, pd) != 0)
+		return -1;
+	if (connect(fd, sa, len) == 0)
+		return 0;
+	if (errno != EINPROGRESS && errno != EINTR)
+		return -1;
+	for (;;) {
+		pd_wait(&pd->wg);
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0)
+			return -1;
+		if (err == EINPROGRESS || err == EALREADY)
+			continue;
+		if (err != 0) {
+			errno = err;
+			return -1;
+		}
+		wsr__preempt_check();
+		return 0;
+	}
+}

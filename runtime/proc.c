@@ -1,0 +1,986 @@
+/*
+ * proc.c - the scheduler: schedule, findrunnable, wakep/startm/stopm,
+ * spinning, parking Gs, checkdead, and wsr_main (Go: proc.go).
+ *
+ * Design. Gs run on Ms (threads); an M needs a P to run Gs. Each M has a g0:
+ * the thread's own stack, which runs wsr__schedule(). A G leaves the CPU only
+ * by switching to its M's g0 (wsr__mcall), which then does what the G asked
+ * (queue it, park it, free it) after the G's registers are saved - so a G is
+ * never visible on a queue before it can be resumed - and picks the next G.
+ *
+ * findrunnable looks, in Go's order: timers -> local runnext/ring -> global
+ * queue -> netpoll (non-blocking) -> steal (if spinning is allowed) -> release
+ * the P, drop spinning, re-check every source (the "delicate dance") -> block
+ * in netpoll until the next timer, or park on the M's note (stopm).
+ *
+ * Worker parking/unparking (Go's essay, restated for wsr). We want enough
+ * running Ms to use the Ps, and few enough parked/unparked to keep CPU and
+ * latency low. An M is "spinning" when it has a P, no G, and is looking for
+ * work. Invariant: if there is an idle P and runnable work, someone is
+ * spinning or will be woken. Submitters (newproc, goready) queue work and then
+ * call wakep(), which starts a spinning M only if there is no spinner
+ * (nmspinning 0 -> 1 by CAS) and an idle P. A spinner that finds work stops
+ * spinning and calls wakep() (resetspinning), so work fans out one M at a time.
+ * An M that stops spinning must drop nmspinning FIRST and only then re-check
+ * every queue, with a full StoreLoad barrier in between (both sides use
+ * seq_cst atomics): otherwise a submitter could queue work after the re-check
+ * but see nmspinning != 0 and not wake anyone. When wakep finds no idle P it
+ * sets needspinning, which makes the next M about to give up its P spin
+ * instead (Go issue 45867's lineage): a runnable G left on a busy P while
+ * another P goes idle.
+ *
+ * The spinning cap: a new spinner joins only while 2*nmspinning < gomaxprocs -
+ * npidle (checked and incremented in one CAS loop, so the cap really holds:
+ * nmspinning <= max(1, ceil(gomaxprocs/2)) at all times). Rejected design:
+ * Go's unconditional re-join after the delicate dance can exceed the cap
+ * transiently; here a re-join is refused only when someone else spins, which
+ * keeps the no-lost-work invariant.
+ *
+ * Invariants:
+ *   - At the top of the g0 loop the M holds a P and is not running a G.
+ *   - Nothing parks (stopm) while holding a P, sched.lock, or the spinning flag.
+ *   - m->spinning <=> counted in nmspinning; spin_start/spin_stop alternate per M.
+ * Concurrency:
+ *   - sched.lock guards the idle M and P lists, the global queue, mcount.
+ *   - nmspinning, npidle, needspinning are seq_cst atomics (the Dekker pairs).
+ *   - A G's fields are written by the M running it or, while it is parked,
+ *     by whoever holds the lock of the queue it waits on.
+ * Tracepoints: init, g_run, g_stop, g_ready, globrunq_put, spin_start,
+ *   spin_stop, m_park, m_unpark, netpoll.
+ */
+#include "config.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <wsr.h>
+
+#include "chaos.h"
+#include "proc.h"
+#include "runq.h"
+
+struct wsr_sched wsr__sched;
+uint64_t wsr__max_spinning;
+
+static __thread struct wsr_m *tls_m;
+
+/* Never inlined and opaque to the optimiser (the asm): a G may resume on
+ * another thread, so the TLS address must be recomputed at every call. */
+__attribute__((noinline)) struct wsr_m *wsr__getm(void)
+{
+	__asm__ volatile("" ::: "memory");
+	return tls_m;
+}
+
+void wsr__setm(struct wsr_m *mp)
+{
+	tls_m = mp;
+}
+
+int64_t wsr__nanotime(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+uint32_t wsr__fastrand(struct wsr_m *mp)
+{
+	/* wyrand: a 64-bit state, good enough for victim orders and chaos. */
+	__uint128_t t;
+
+	mp->rand += 0xa0761d6478bd642fULL;
+	t = (__uint128_t)mp->rand * (mp->rand ^ 0xe7037ed1a0b428dbULL);
+	return (uint32_t)((uint64_t)(t >> 64) ^ (uint64_t)t);
+}
+
+struct wsr_stats *wsr__stats_of(struct wsr_m *mp)
+{
+	return mp != NULL ? &mp->stats : &wsr__sysmon_stats;
+}
+
+/* ---- spinning ---- */
+
+static void note_spinning(int32_t n)
+{
+	uint64_t cur = load_relaxed((_Atomic uint64_t *)&wsr__max_spinning);
+
+	while ((uint64_t)n > cur &&
+	       !atomic_compare_exchange_weak((_Atomic uint64_t *)&wsr__max_spinning, &cur,
+					     (uint64_t)n))
+		;
+}
+
+/* Joins the spinners if 2*nmspinning < gomaxprocs - npidle (findrunnable). */
+static bool trybecomespinning(struct wsr_m *mp)
+{
+	int32_t n = load_seq(&wsr__sched.nmspinning);
+
+	for (;;) {
+		int32_t busy = wsr__sched.gomaxprocs - load_seq(&wsr__sched.npidle);
+
+		if (2 * n >= busy)
+			return false;
+		if (cas_seq(&wsr__sched.nmspinning, &n, n + 1))
+			break;
+	}
+	mp->spinning = true;
+	store_seq(&wsr__sched.needspinning, 0);
+	note_spinning(n + 1);
+	WSR_TRACE(spin_start, &mp->stats, p_id(mp->p), mp->id, n + 1, 0);
+	return true;
+}
+
+/* Re-joins after the delicate dance found work; refused only while someone
+ * else spins (that spinner will find the work), so the cap always holds. */
+static bool rejoinspinning(struct wsr_m *mp)
+{
+	int32_t cap = (wsr__sched.gomaxprocs + 1) / 2;
+	int32_t n = load_seq(&wsr__sched.nmspinning);
+
+	for (;;) {
+		if (n >= cap && n > 0)
+			return false;
+		if (cas_seq(&wsr__sched.nmspinning, &n, n + 1))
+			break;
+	}
+	mp->spinning = true;
+	store_seq(&wsr__sched.needspinning, 0);
+	note_spinning(n + 1);
+	WSR_TRACE(spin_start, &mp->stats, p_id(mp->p), mp->id, n + 1, 0);
+	return true;
+}
+
+static void dropspinning(struct wsr_m *mp, bool found)
+{
+	int32_t n;
+
+	WSR_ASSERT(mp->spinning);
+	mp->spinning = false;
+	/* seq_cst: the StoreLoad barrier before the re-check (see the essay). */
+	n = xadd_seq(&wsr__sched.nmspinning, -1) - 1;
+	if (n < 0)
+		wsr__throw("dropspinning: negative nmspinning");
+	WSR_TRACE(spin_stop, &mp->stats, p_id(mp->p), mp->id, n, (uint8_t)found);
+}
+
+/* A spinner found work: stop spinning and maybe wake another spinner. */
+static void resetspinning(struct wsr_m *mp)
+{
+	dropspinning(mp, true);
+	wsr__wakep(mp);
+}
+
+/* Caller holds sched.lock. An idle P for a spinner, or needspinning = 1. */
+static struct wsr_p *pidlegetspinning(struct wsr_m *mp)
+{
+	struct wsr_p *pp = wsr__pidleget(mp);
+
+	if (pp == NULL)
+		store_seq(&wsr__sched.needspinning, 1);
+	return pp;
+}
+
+/* ---- waking and parking Ms ---- */
+
+/* Gives pp (or an idle P when NULL) to an idle or new M. Returns the M's id,
+ * or -1 if there was no P. With spinning, the caller already counted the M in
+ * nmspinning; the count is undone when no P can be had. */
+static int32_t startm(struct wsr_m *caller, struct wsr_p *pp, bool spinning)
+{
+	struct wsr_m *nmp;
+	int32_t id;
+
+	wsr__lock(&wsr__sched.lock);
+	if (pp == NULL) {
+		pp = wsr__pidleget(caller);
+		if (pp == NULL) {
+			wsr__unlock(&wsr__sched.lock);
+			if (spinning && xadd_seq(&wsr__sched.nmspinning, -1) <= 0)
+				wsr__throw("startm: negative nmspinning");
+			return -1;
+		}
+	}
+	nmp = wsr__mget();
+	if (nmp == NULL) {
+		wsr__unlock(&wsr__sched.lock);
+		return wsr__newm(caller, pp, spinning);
+	}
+	id = nmp->id;
+	wsr__unlock(&wsr__sched.lock);
+	WSR_ASSERT(!nmp->spinning && nmp->nextp == NULL);
+	nmp->spinning = spinning;
+	nmp->nextp = pp;
+	nmp->wakeby = m_id(caller);
+	WSR_CHAOS(caller != NULL ? caller : nmp, CHAOS_UNPARK);
+	wsr__notewakeup(&nmp->park);
+	return id;
+}
+
+int32_t wsr__startm(struct wsr_m *caller, struct wsr_p *pp, bool spinning)
+{
+	return startm(caller, pp, spinning);
+}
+
+void wsr__wakep(struct wsr_m *mp)
+{
+	int32_t zero = 0;
+	struct wsr_p *pp;
+
+	/* Be conservative: only start a spinner when none exists. seq_cst: pairs
+	 * with the decrement in dropspinning (the Dekker pair). */
+	if (load_seq(&wsr__sched.nmspinning) != 0 ||
+	    !cas_seq(&wsr__sched.nmspinning, &zero, 1))
+		return;
+	wsr__lock(&wsr__sched.lock);
+	pp = pidlegetspinning(mp);
+	if (pp == NULL) {
+		if (xadd_seq(&wsr__sched.nmspinning, -1) <= 0)
+			wsr__throw("wakep: negative nmspinning");
+		wsr__unlock(&wsr__sched.lock);
+		return;
+	}
+	wsr__unlock(&wsr__sched.lock);
+	/* The count taken above now stands for the M startm wakes. */
+	note_spinning(1);
+	startm(mp, pp, true);
+}
+
+/* Parks mp until startm hands it a P (or the runtime exits). */
+static void stopm(struct wsr_m *mp)
+{
+	struct wsr_p *pp;
+	int32_t nmidle;
+
+	WSR_ASSERT(mp->p == NULL);
+	WSR_ASSERT(!mp->spinning);
+	wsr__lock(&wsr__sched.lock);
+	if (load_relaxed(&wsr__sched.exiting)) {
+		/* wakeall_for_exit may already have run: do not sleep through it. */
+		wsr__unlock(&wsr__sched.lock);
+		return;
+	}
+	wsr__mput(mp);
+	nmidle = load_relaxed(&wsr__sched.nmidle);
+	wsr__checkdead();
+	wsr__unlock(&wsr__sched.lock);
+	WSR_TRACE(m_park, &mp->stats, -1, mp->id, nmidle, -1);
+	WSR_CHAOS(mp, CHAOS_PARK);
+	wsr__notesleep(&mp->park);
+	wsr__noteclear(&mp->park);
+	pp = mp->nextp;
+	mp->nextp = NULL;
+	WSR_TRACE(m_unpark, &mp->stats, p_id(pp), mp->id, load_relaxed(&wsr__sched.nmidle),
+		  mp->wakeby);
+	if (pp != NULL)
+		wsr__acquirep(mp, pp);
+	if (mp->spinning)
+		WSR_TRACE(spin_start, &mp->stats, p_id(pp), mp->id,
+			  load_seq(&wsr__sched.nmspinning), 0);
+}
+
+/* Wakes every parked M and the poller so they see sched.exiting. */
+static void wakeall_for_exit(struct wsr_m *caller)
+{
+	struct wsr_m *mp;
+
+	wsr__lock(&wsr__sched.lock);
+	while ((mp = wsr__mget()) != NULL) {
+		mp->nextp = NULL;
+		mp->spinning = false;
+		mp->wakeby = m_id(caller);
+		wsr__notewakeup(&mp->park);
+	}
+	wsr__unlock(&wsr__sched.lock);
+	wsr__netpoll_break();
+}
+
+/* ---- running Gs ---- */
+
+static void execute(struct wsr_m *mp, struct wsr_g *gp, bool inherit, uint8_t src)
+{
+	struct wsr_p *pp = mp->p;
+
+	WSR_DASSERT(pp != NULL && pp->m == mp);
+	WSR_DASSERT(load_relaxed(&gp->status) == G_RUNNABLE);
+	mp->curg = gp;
+	gp->m = mp;
+	store_relaxed(&gp->status, G_RUNNING);
+	if (!inherit)
+		store_relaxed(&pp->schedtick, load_relaxed(&pp->schedtick) + 1);
+	if (gp->readysrc != 0) {
+		src = gp->readysrc;
+		gp->readysrc = 0;
+	}
+	store_relaxed(&pp->curgoid, gp->goid);
+	WSR_TRACE(g_run, &mp->stats, pp->id, mp->id, gp->goid, src, (uint8_t)inherit);
+	if (gp->stack == NULL) {
+		if (!wsr__stackalloc(pp, gp))
+			wsr__throw("execute: out of memory for a G stack");
+		wsr__ctx_make(&gp->ctx, wsr__stack_top(gp), wsr__gentry, gp);
+#if WSR_SAN_TSAN
+		gp->tsan_fiber = san_tsan_create();
+#endif
+	}
+#if WSR_SAN_ASAN
+	san_switch_begin(&mp->asan_fake_stack, (char *)gp->stack + wsr__page_size(),
+			 gp->stack_size);
+#endif
+#if WSR_SAN_TSAN
+	san_tsan_switch(gp->tsan_fiber);
+#endif
+	wsr__ctx_switch(&mp->g0ctx, &gp->ctx);
+#if WSR_SAN_ASAN
+	san_switch_end(mp->asan_fake_stack);
+#endif
+}
+
+void wsr__mcall(void (*fn)(struct wsr_m *mp, struct wsr_g *gp, void *arg), void *arg)
+{
+	struct wsr_m *mp = wsr__getm();
+	struct wsr_g *gp = mp->curg;
+
+	WSR_ASSERT(gp != NULL);
+	mp->mcall_fn = fn;
+	mp->mcall_arg = arg;
+	mp->mcall_g = gp;
+#if WSR_SAN_ASAN
+	san_switch_begin(&gp->asan_fake_stack, mp->g0_stack_lo, mp->g0_stack_size);
+#endif
+#if WSR_SAN_TSAN
+	san_tsan_switch(mp->tsan_fiber);
+#endif
+	wsr__ctx_switch(&gp->ctx, &mp->g0ctx);
+	/* Resumed, maybe on another M: mp is stale from here on. */
+#if WSR_SAN_ASAN
+	san_switch_end(gp->asan_fake_stack);
+#endif
+}
+
+/* Leaves the G's stack for good (exit): ASan must forget its fake stack. */
+static __attribute__((noreturn)) void mcall_noreturn(void (*fn)(struct wsr_m *, struct wsr_g *,
+								void *))
+{
+	struct wsr_m *mp = wsr__getm();
+	struct wsr_g *gp = mp->curg;
+
+	mp->mcall_fn = fn;
+	mp->mcall_arg = NULL;
+	mp->mcall_g = gp;
+#if WSR_SAN_ASAN
+	san_switch_begin(NULL, mp->g0_stack_lo, mp->g0_stack_size);
+#endif
+#if WSR_SAN_TSAN
+	san_tsan_switch(mp->tsan_fiber);
+#endif
+	wsr__ctx_switch(&gp->ctx, &mp->g0ctx);
+	wsr__throw("mcall_noreturn: a dead G was resumed");
+}
+
+/* Takes the G off the M (on g0, after the switch). */
+static void dropg(struct wsr_m *mp, struct wsr_g *gp)
+{
+	mp->curg = NULL;
+	gp->m = NULL;
+}
+
+static void gosched_m(struct wsr_m *mp, struct wsr_g *gp, void *arg)
+{
+	(void)arg;
+	WSR_TRACE(g_stop, &mp->stats, mp->p->id, mp->id, gp->goid, WR_YIELD);
+	dropg(mp, gp);
+	store_relaxed(&gp->status, G_RUNNABLE);
+	wsr__runqput(mp, mp->p, gp, false);
+}
+
+static void preempt_m(struct wsr_m *mp, struct wsr_g *gp, void *arg)
+{
+	uint32_t glen;
+
+	(void)arg;
+	WSR_TRACE(g_stop, &mp->stats, mp->p->id, mp->id, gp->goid, WR_PREEMPT);
+	dropg(mp, gp);
+	store_relaxed(&gp->status, G_RUNNABLE);
+	/* Like Go: a preempted G goes to the global queue, behind everyone. */
+	wsr__lock(&wsr__sched.lock);
+	wsr__globrunqput(gp);
+	glen = (uint32_t)load_relaxed(&wsr__sched.runqsize);
+	wsr__unlock(&wsr__sched.lock);
+	WSR_TRACE(globrunq_put, &mp->stats, mp->p->id, mp->id, gp->goid, glen);
+}
+
+struct park_args {
+	bool (*unlockf)(struct wsr_g *gp, void *arg);
+	void *arg;
+	uint8_t reason;
+};
+
+static void park_m(struct wsr_m *mp, struct wsr_g *gp, void *varg)
+{
+	struct park_args *pa = varg;
+
+	WSR_TRACE(g_stop, &mp->stats, mp->p->id, mp->id, gp->goid, pa->reason);
+	dropg(mp, gp);
+	gp->waitreason = pa->reason;
+	gp->waitsince = 0;
+	store_relaxed(&gp->status, G_WAITING);
+	if (pa->unlockf != NULL && !pa->unlockf(gp, pa->arg)) {
+		/* The park was called off: the G runs again next. */
+		store_relaxed(&gp->status, G_RUNNABLE);
+		WSR_TRACE(g_ready, &mp->stats, mp->p->id, mp->id, gp->goid, gp->goid);
+		wsr__runqput(mp, mp->p, gp, true);
+	}
+}
+
+void wsr__gopark(bool (*unlockf)(struct wsr_g *gp, void *arg), void *arg, uint8_t reason)
+{
+	struct park_args pa = {unlockf, arg, reason};
+
+	wsr__mcall(park_m, &pa);
+}
+
+void wsr__goready(struct wsr_g *gp, bool next)
+{
+	struct wsr_m *mp = wsr__getm();
+	struct wsr_g *by = mp != NULL ? mp->curg : NULL;
+	struct wsr_p *pp = mp != NULL ? mp->p : NULL;
+
+	if (load_relaxed(&gp->status) != G_WAITING)
+		wsr__throw("goready: G is not waiting");
+	store_relaxed(&gp->status, G_RUNNABLE);
+	WSR_TRACE(g_ready, wsr__stats_of(mp), p_id(pp), m_id(mp), gp->goid, g_id(by));
+	if (pp != NULL) {
+		wsr__runqput(mp, pp, gp, next);
+	} else {
+		uint32_t glen;
+
+		wsr__lock(&wsr__sched.lock);
+		wsr__globrunqput(gp);
+		glen = (uint32_t)load_relaxed(&wsr__sched.runqsize);
+		wsr__unlock(&wsr__sched.lock);
+		WSR_TRACE(globrunq_put, wsr__stats_of(mp), -1, m_id(mp), gp->goid, glen);
+	}
+	wsr__wakep(mp);
+}
+
+void wsr__injectglist(struct wsr_m *mp, struct wsr_g *list)
+{
+	struct wsr_g *gp, *next;
+	int32_t n = 0, i;
+
+	/* Like Go: queue on the global queue, then start up to n idle Ps. */
+	for (gp = list; gp != NULL; gp = next) {
+		uint32_t glen;
+
+		next = gp->schedlink;
+		store_relaxed(&gp->status, G_RUNNABLE);
+		WSR_TRACE(g_ready, wsr__stats_of(mp), p_id(mp ? mp->p : NULL), m_id(mp), gp->goid,
+			  0);
+		wsr__lock(&wsr__sched.lock);
+		wsr__globrunqput(gp);
+		glen = (uint32_t)load_relaxed(&wsr__sched.runqsize);
+		wsr__unlock(&wsr__sched.lock);
+		WSR_TRACE(globrunq_put, wsr__stats_of(mp), p_id(mp ? mp->p : NULL), m_id(mp),
+			  gp->goid, glen);
+		n++;
+	}
+	for (i = 0; i < n && load_seq(&wsr__sched.npidle) > 0; i++)
+		if (startm(mp, NULL, false) == -1)
+			break;
+}
+
+static void goexit_m(struct wsr_m *mp, struct wsr_g *gp, void *arg)
+{
+	struct wsr_p *pp = mp->p;
+
+	(void)arg;
+	WSR_TRACE(g_stop, &mp->stats, pp->id, mp->id, gp->goid, WR_EXIT);
+	dropg(mp, gp);
+	store_relaxed(&gp->status, G_DEAD);
+#if WSR_SAN_TSAN
+	san_tsan_destroy(gp->tsan_fiber);
+	gp->tsan_fiber = NULL;
+#endif
+	wsr__stackfree(pp, gp);
+	if (gp->goid == 1) {
+		store_seq(&wsr__sched.exiting, 1);
+		wakeall_for_exit(mp);
+	}
+	wsr__gfput(pp, gp);
+}
+
+void wsr__goexit(void)
+{
+	mcall_noreturn(goexit_m);
+}
+
+/* A G caught at a yield point after the main G returned: never resumed. */
+static void abandon_m(struct wsr_m *mp, struct wsr_g *gp, void *arg)
+{
+	(void)arg;
+	WSR_TRACE(g_stop, &mp->stats, p_id(mp->p), mp->id, gp->goid, WR_EXIT);
+	dropg(mp, gp);
+	store_relaxed(&gp->status, G_DEAD);
+}
+
+void wsr__preempt_check(void)
+{
+	struct wsr_m *mp = wsr__getm();
+	struct wsr_p *pp;
+
+	if (__builtin_expect(load_relaxed(&wsr__sched.exiting) != 0, 0) && mp != NULL &&
+	    mp->curg != NULL && mp->curg->goid != 1) {
+		wsr__mcall(abandon_m, NULL);
+		wsr__throw("preempt_check: an abandoned G was resumed");
+	}
+	if (mp == NULL || (pp = mp->p) == NULL)
+		return;
+	if (__builtin_expect(load_relaxed(&pp->preempt) != 0, 0)) {
+		store_relaxed(&pp->preempt, 0);
+		wsr__mcall(preempt_m, NULL);
+	}
+}
+
+/* ---- findrunnable ---- */
+
+/* Blocks until it finds a G (returned with *inherit and *src set), or
+ * returns NULL when the runtime exits. Executed by an M that holds a P on
+ * entry; may park the M, which comes back with a (maybe different) P. */
+static struct wsr_g *findrunnable(struct wsr_m *mp, bool *inherit, uint8_t *src)
+{
+	struct wsr_p *pp;
+	struct wsr_g *gp;
+	int64_t now, polluntil, w;
+	bool ran, newwork, wasspinning;
+	int32_t i;
+
+top:
+	if (load_relaxed(&wsr__sched.exiting))
+		return NULL;
+	if (mp->p == NULL) {
+		/* Came back from stopm without a P (exit wakeup). */
+		stopm(mp);
+		goto top;
+	}
+	pp = mp->p;
+	now = wsr__nanotime();
+	polluntil = wsr__checktimers(mp, pp, now, &ran);
+
+	/* local runq */
+	gp = wsr__runqget(pp, inherit);
+	if (gp != NULL) {
+		*src = *inherit ? SRC_RUNNEXT : SRC_LOCAL;
+		return gp;
+	}
+
+	/* global runq */
+	if (load_relaxed(&wsr__sched.runqsize) != 0) {
+		wsr__lock(&wsr__sched.lock);
+		gp = wsr__globrunqget(mp, pp, 0);
+		wsr__unlock(&wsr__sched.lock);
+		if (gp != NULL) {
+			*inherit = false;
+			*src = SRC_GLOBAL;
+			return gp;
+		}
+	}
+
+	/* Poll the network without blocking, if anyone waits on it and no M
+	 * is blocked in it already. */
+	if (wsr__netpoll_inited() && wsr__netpoll_waiters() > 0 &&
+	    load_relaxed(&wsr__lastpoll) != 0) {
+		int32_t n = 0;
+		struct wsr_g *list = wsr__netpoll(mp, 0, &n);
+
+		if (list != NULL) {
+			gp = list;
+			list = gp->schedlink;
+			gp->schedlink = NULL;
+			WSR_TRACE(g_ready, &mp->stats, pp->id, mp->id, gp->goid, 0);
+			store_relaxed(&gp->status, G_RUNNABLE);
+			if (list != NULL)
+				wsr__injectglist(mp, list);
+			*inherit = false;
+			*src = SRC_NETPOLL;
+			return gp;
+		}
+	}
+
+	/* Steal, if spinning is allowed (the cap). */
+	if (mp->spinning || trybecomespinning(mp)) {
+		gp = wsr__stealwork(mp, now, &newwork, &w);
+		if (gp != NULL) {
+			*inherit = false;
+			*src = SRC_STEAL;
+			return gp;
+		}
+		if (newwork)
+			goto top;
+		if (w != 0 && (polluntil == 0 || w < polluntil))
+			polluntil = w;
+	}
+
+	/* Give up the P: re-check the global queue and needspinning under the lock. */
+	wsr__lock(&wsr__sched.lock);
+	if (load_relaxed(&wsr__sched.exiting)) {
+		wsr__unlock(&wsr__sched.lock);
+		return NULL;
+	}
+	if (load_relaxed(&wsr__sched.runqsize) != 0) {
+		gp = wsr__globrunqget(mp, pp, 0);
+		wsr__unlock(&wsr__sched.lock);
+		*inherit = false;
+		*src = SRC_GLOBAL;
+		return gp;
+	}
+	if (!mp->spinning && load_seq(&wsr__sched.needspinning) == 1) {
+		/* See the essay: a submitter found no idle P; spin instead of leaving. */
+		if (rejoinspinning(mp)) {
+			wsr__unlock(&wsr__sched.lock);
+			goto top;
+		}
+	}
+	if (wsr__releasep(mp) != pp)
+		wsr__throw("findrunnable: wrong P");
+	wsr__pidleput(mp, pp);
+	wsr__unlock(&wsr__sched.lock);
+	WSR_CHAOS(mp, CHAOS_RELEASEP);
+
+	/* The delicate dance: drop nmspinning first, then re-check every source. */
+	wasspinning = mp->spinning;
+	if (mp->spinning) {
+		dropspinning(mp, false);
+		WSR_CHAOS(mp, CHAOS_SPIN_DROP);
+
+		wsr__lock(&wsr__sched.lock);
+		if (load_relaxed(&wsr__sched.runqsize) != 0) {
+			struct wsr_p *p2 = pidlegetspinning(mp);
+
+			if (p2 != NULL) {
+				wsr__acquirep(mp, p2);
+				gp = wsr__globrunqget(mp, p2, 0);
+				wsr__unlock(&wsr__sched.lock);
+				if (gp == NULL)
+					wsr__throw("findrunnable: global runq empty with non-zero runqsize");
+				rejoinspinning(mp);
+				*inherit = false;
+				*src = SRC_GLOBAL;
+				return gp;
+			}
+		}
+		wsr__unlock(&wsr__sched.lock);
+
+		for (i = 0; i < wsr__sched.gomaxprocs; i++) {
+			struct wsr_p *p2 = &wsr__sched.allp[i];
+
+			if (load_relaxed(&p2->status) != P_IDLE && !wsr__runqempty(p2)) {
+				wsr__lock(&wsr__sched.lock);
+				p2 = pidlegetspinning(mp);
+				wsr__unlock(&wsr__sched.lock);
+				if (p2 != NULL) {
+					wsr__acquirep(mp, p2);
+					rejoinspinning(mp);
+					goto top;
+				}
+				break;
+			}
+		}
+	}
+	/* Timers on any P (ours was just released, others may be idle). */
+	w = wsr__timers_next();
+	if (w != 0 && (polluntil == 0 || w < polluntil))
+		polluntil = w;
+
+	/* Block in the poller until the next timer, if nobody else does. */
+	if (wsr__netpoll_inited() && (wsr__netpoll_waiters() > 0 || polluntil != 0) &&
+	    xchg_seq(&wsr__lastpoll, 0) != 0) {
+		struct wsr_g *list;
+		struct wsr_p *p2;
+		int64_t delay = -1;
+		int32_t n = 0;
+
+		store_seq(&wsr__polluntil, polluntil);
+		if (polluntil != 0) {
+			now = wsr__nanotime();
+			delay = polluntil - now;
+			if (delay < 0)
+				delay = 0;
+		}
+		list = wsr__netpoll(mp, delay, &n);
+		store_seq(&wsr__polluntil, 0);
+		store_seq(&wsr__lastpoll, wsr__nanotime());
+		wsr__lock(&wsr__sched.lock);
+		p2 = load_relaxed(&wsr__sched.exiting) ? NULL : wsr__pidleget(mp);
+		wsr__unlock(&wsr__sched.lock);
+		if (p2 == NULL) {
+			if (list != NULL)
+				wsr__injectglist(mp, list);
+		} else {
+			wsr__acquirep(mp, p2);
+			if (list != NULL) {
+				gp = list;
+				list = gp->schedlink;
+				gp->schedlink = NULL;
+				WSR_TRACE(g_ready, &mp->stats, p2->id, mp->id, gp->goid, 0);
+				store_relaxed(&gp->status, G_RUNNABLE);
+				if (list != NULL)
+					wsr__injectglist(mp, list);
+				if (wasspinning)
+					rejoinspinning(mp);
+				*inherit = false;
+				*src = SRC_NETPOLL;
+				return gp;
+			}
+			if (wasspinning)
+				rejoinspinning(mp);
+			goto top;
+		}
+	} else if (polluntil != 0 && wsr__netpoll_inited()) {
+		int64_t pu = load_seq(&wsr__polluntil);
+
+		if (pu == 0 || pu > polluntil)
+			wsr__netpoll_break();
+	}
+	stopm(mp);
+	goto top;
+}
+
+void wsr__schedule(struct wsr_m *mp)
+{
+	for (;;) {
+		struct wsr_g *gp = NULL;
+		bool inherit = false;
+		uint8_t src = SRC_LOCAL;
+		struct wsr_p *pp;
+
+		if (load_relaxed(&wsr__sched.exiting))
+			break;
+		if (mp->p == NULL) {
+			stopm(mp);
+			continue;
+		}
+		pp = mp->p;
+		/* Fairness: check the global queue every globalcheck ticks. */
+		if (load_relaxed(&pp->schedtick) % (uint32_t)wsr__sched.globalcheck == 0 &&
+		    load_relaxed(&wsr__sched.runqsize) > 0) {
+			wsr__lock(&wsr__sched.lock);
+			gp = wsr__globrunqget(mp, pp, 1);
+			wsr__unlock(&wsr__sched.lock);
+			src = SRC_GLOBAL;
+		}
+		if (gp == NULL) {
+			gp = wsr__runqget(pp, &inherit);
+			src = inherit ? SRC_RUNNEXT : SRC_LOCAL;
+		}
+		if (gp == NULL) {
+			gp = findrunnable(mp, &inherit, &src);
+			if (gp == NULL)
+				break;
+		}
+		/* A spinner that found work lets another M spin (fan-out). */
+		if (mp->spinning)
+			resetspinning(mp);
+		execute(mp, gp, inherit, src);
+		/* Back on g0: do what the G asked for. */
+		mp->mcall_fn(mp, mp->mcall_g, mp->mcall_arg);
+		mp->mcall_fn = NULL;
+		mp->mcall_g = NULL;
+	}
+	if (mp->spinning)
+		dropspinning(mp, false);
+	if (mp->p != NULL)
+		wsr__releasep(mp);
+}
+
+/* ---- checkdead ---- */
+
+const char *wsr__waitreason_string(uint8_t r)
+{
+	static const char *const names[] = {
+		[WR_YIELD] = "yield",	      [WR_BLOCK] = "blocked",
+		[WR_SLEEP] = "sleep",	      [WR_CHAN] = "chan send/receive",
+		[WR_MUTEX] = "mutex",	      [WR_SYSCALL] = "syscall",
+		[WR_PREEMPT] = "preempted",   [WR_EXIT] = "exit",
+		[WR_SELECT] = "select",	      [WR_WAITGROUP] = "waitgroup wait",
+		[WR_IO] = "IO wait",
+	};
+
+	return r < sizeof(names) / sizeof(names[0]) && names[r] != NULL ? names[r] : "?";
+}
+
+static void count_waiting(struct wsr_g *gp, void *arg)
+{
+	if (load_relaxed(&gp->status) == G_WAITING)
+		++*(int32_t *)arg;
+}
+
+static void print_waiting(struct wsr_g *gp, void *arg)
+{
+	(void)arg;
+	if (load_relaxed(&gp->status) == G_WAITING)
+		fprintf(stderr, "goroutine %lld [%s]%s\n", (long long)gp->goid,
+			wsr__waitreason_string(gp->waitreason), gp->goid == 1 ? " (main)" : "");
+}
+
+void wsr__checkdead(void)
+{
+	int32_t run, i, nblocked = 0;
+
+	wsr__assert_lock_held(&wsr__sched.lock);
+	if (load_relaxed(&wsr__sched.exiting) || !load_relaxed(&wsr__sched.mainstarted))
+		return;
+	run = load_relaxed(&wsr__sched.mcount) - load_relaxed(&wsr__sched.nmidle);
+	if (run > 0)
+		return;
+	if (run < 0)
+		wsr__throw("checkdead: inconsistent M counts");
+	if (load_relaxed(&wsr__sched.nsyscall) > 0 || wsr__netpoll_waiters() > 0 ||
+	    wsr__timers_any())
+		return;
+	/* Every M is parked: a runnable G now is a lost wakeup, a runtime bug. */
+	if (load_relaxed(&wsr__sched.runqsize) != 0)
+		wsr__throw("checkdead: runnable G on the global queue but every M is parked");
+	for (i = 0; i < wsr__sched.gomaxprocs; i++)
+		if (!wsr__runqempty(&wsr__sched.allp[i]))
+			wsr__throw("checkdead: runnable G on a P but every M is parked");
+	wsr__lock(&wsr__sched.gflock);
+	wsr__forallg(count_waiting, &nblocked);
+	if (nblocked == 0) {
+		wsr__unlock(&wsr__sched.gflock);
+		return;
+	}
+	fflush(stdout);
+	fprintf(stderr, "wsr: all goroutines are asleep - deadlock!\n\n");
+	wsr__forallg(print_waiting, NULL);
+	wsr__unlock(&wsr__sched.gflock);
+	fflush(stderr);
+	if (wsr__debug_stats)
+		wsr__stats_print();
+	_exit(2);
+}
+
+/* ---- wsr_main ---- */
+
+struct main_args {
+	int (*fn)(void *);
+	void *arg;
+};
+
+static void main_g(void *varg)
+{
+	struct main_args *ma = varg;
+
+	wsr__sched.mainresult = ma->fn(ma->arg);
+}
+
+static int32_t default_procs(void)
+{
+	cpu_set_t set;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && (n = CPU_COUNT(&set)) > 0)
+		return n;
+	return 1;
+}
+
+static _Atomic int running;
+
+int wsr_main(int (*main_fn)(void *), void *arg)
+{
+	struct main_args ma = {main_fn, arg};
+	struct wsr_m *m0;
+	const char *s;
+	int32_t nprocs, i;
+	int zero = 0;
+
+	if (!atomic_compare_exchange_strong(&running, &zero, 1))
+		wsr__throw("wsr_main: the runtime is already running");
+	memset(&wsr__sched, 0, sizeof(wsr__sched));
+	wsr__max_spinning = 0;
+	wsr__lock_init(&wsr__sched.lock);
+	wsr__lock_init(&wsr__sched.gflock);
+	wsr__sched.starttime = wsr__nanotime();
+	wsr__debug_init();
+	nprocs = default_procs();
+	s = getenv("WSRMAXPROCS");
+	if (s != NULL && *s != '\0') {
+		char *end;
+		long v = strtol(s, &end, 10);
+
+		if (*end == '\0' && v > 0 && v <= WSR_MAXPROCS_LIMIT)
+			nprocs = (int32_t)v;
+		else
+			fprintf(stderr, "wsr: ignoring WSRMAXPROCS=%s (want 1..%d)\n", s,
+				WSR_MAXPROCS_LIMIT);
+	}
+	wsr__sched.gomaxprocs = nprocs;
+	store_relaxed(&wsr__lastpoll, wsr__nanotime());
+
+	wsr__lock(&wsr__sched.lock);
+	m0 = wsr__allocm();
+	wsr__unlock(&wsr__sched.lock);
+	m0->is_m0 = true;
+	m0->thread = pthread_self();
+	wsr__minit(m0);
+	WSR_TRACE(init, &m0->stats, -1, m0->id, nprocs, WSR_RUNQ_SIZE, WSR_VERSION);
+	wsr__procinit(nprocs);
+	wsr__acquirep(m0, &wsr__sched.allp[0]);
+	wsr__lock(&wsr__sched.lock);
+	for (i = nprocs - 1; i >= 1; i--)
+		wsr__pidleput(m0, &wsr__sched.allp[i]);
+	wsr__unlock(&wsr__sched.lock);
+	wsr__steal_order_init(nprocs);
+
+	wsr__newproc(m0, main_g, &ma, 0);
+	store_seq(&wsr__sched.mainstarted, 1);
+	wsr__sysmon_start();
+
+	wsr__schedule(m0);
+
+	/* Teardown: every other M leaves its loop at its next scheduling point. */
+	wakeall_for_exit(m0);
+	wsr__sysmon_stop();
+	wsr__join_ms();
+	if (wsr__debug_stats)
+		wsr__stats_print();
+	wsr__mexit_cleanup(m0);
+	wsr__gfree_all();
+	wsr__procfree();
+	wsr__stackpool_free();
+	wsr__freems();
+	wsr__steal_order_free();
+	wsr__netpoll_close();
+	store_seq(&running, 0);
+	return wsr__sched.mainresult;
+}
+
+int wsr_gomaxprocs(void)
+{
+	return wsr__sched.gomaxprocs;
+}
+
+int64_t wsr_self_id(void)
+{
+	struct wsr_g *gp = wsr__getg();
+
+	return gp != NULL ? gp->goid : -1;
+}
+
+void wsr_yield(void)
+{
+	struct wsr_m *mp = wsr__getm();
+
+	if (mp == NULL || mp->curg == NULL)
+		wsr__throw("wsr_yield: called outside a G");
+	wsr__mcall(gosched_m, NULL);
+	wsr__preempt_check();
+}
+
+void wsr_preempt_point(void)
+{
+	wsr__preempt_check();
+}

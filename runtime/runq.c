@@ -1,0 +1,233 @@
+/*
+ * runq.c - per-P local run queue (Go: runqput, runqget, runqgrab, runqsteal,
+ * runqputslow).
+ *
+ * Invariants:
+ *   - head and tail are free-running uint32; 0 <= tail - head <= WSR_RUNQ_SIZE.
+ *   - A G is in exactly one place while runnable: a ring slot, runnext, or the
+ *     global queue.
+ *   - A full ring spills half of itself (128) plus the new G: 129 Gs, in one
+ *     locked batch, to the global queue (runqputslow).
+ * Concurrency:
+ *   - Only the owning P writes tail (store-release) and the ring slots (relaxed,
+ *     published by the tail store), and only it sets runnext non-NULL.
+ *   - Any P may consume: load-acquire head and tail, read the slots (relaxed),
+ *     then CAS-release head to commit; a failed CAS retries from scratch.
+ *   - runnext is taken by CAS, by the owner (runqget) or a thief (last steal round).
+ * Tracepoints: runqput, runq_spill, steal.
+ */
+#include "config.h"
+
+#include <time.h>
+
+#include "chaos.h"
+#include "runq.h"
+
+/* Puts gp at the tail; on a full ring spills and returns true. */
+static bool runqput_tail(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp);
+
+static bool runqputslow(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, uint32_t h,
+			uint32_t t)
+{
+	struct wsr_g *batch[WSR_RUNQ_SIZE / 2 + 1];
+	uint32_t n = (t - h) / 2, i;
+	int32_t glen;
+
+	WSR_ASSERT(n == WSR_RUNQ_SIZE / 2);
+	for (i = 0; i < n; i++)
+		batch[i] = load_relaxed(&pp->runq[(h + i) % WSR_RUNQ_SIZE]);
+	/* CAS-release commits the consume; pairs with load-acquire of head by other consumers. */
+	if (!cas_rel(&pp->runqhead, &h, h + n))
+		return false;
+	batch[n] = gp;
+	for (i = 0; i < n; i++)
+		batch[i]->schedlink = batch[i + 1];
+	wsr__lock(&wsr__sched.lock);
+	wsr__globrunqputbatch(batch[0], batch[n], (int32_t)n + 1);
+	glen = load_relaxed(&wsr__sched.runqsize);
+	wsr__unlock(&wsr__sched.lock);
+	WSR_TRACE(runq_spill, &mp->stats, pp->id, mp->id, n + 1, (uint32_t)glen);
+	return true;
+}
+
+static bool runqput_tail(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp)
+{
+	for (;;) {
+		/* load-acquire; synchronises with consumers' CAS-release of head. */
+		uint32_t h = load_acq(&pp->runqhead);
+		uint32_t t = load_relaxed(&pp->runqtail);
+
+		if (t - h < WSR_RUNQ_SIZE) {
+			store_relaxed(&pp->runq[t % WSR_RUNQ_SIZE], gp);
+			/* store-release publishes the slot; pairs with load-acquire of tail by consumers. */
+			store_rel(&pp->runqtail, t + 1);
+			return false;
+		}
+		if (runqputslow(mp, pp, gp, h, t))
+			return true;
+		/* The ring is not full any more: the put above must succeed. */
+	}
+}
+
+void wsr__runqput(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, bool next)
+{
+	struct wsr_g *kicked = NULL;
+
+	WSR_DASSERT(pp->m == mp);
+	WSR_DASSERT(load_relaxed(&gp->status) == G_RUNNABLE);
+	if (next) {
+		WSR_CHAOS(mp, CHAOS_RUNNEXT);
+		/* Exchange: a thief may CAS runnext to NULL concurrently. */
+		kicked = xchg_acq_rel(&pp->runnext, gp);
+		if (kicked != NULL)
+			runqput_tail(mp, pp, kicked);
+	} else {
+		runqput_tail(mp, pp, gp);
+	}
+	WSR_TRACE(runqput, &mp->stats, pp->id, mp->id, gp->goid, (uint8_t)next, g_id(kicked),
+		  wsr__runqlen(pp));
+	if (next)
+		wsr__stat_add(&mp->stats, WSR_ST_runqput_next, 1);
+}
+
+void wsr__runqput_batch(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp)
+{
+	runqput_tail(mp, pp, gp);
+}
+
+struct wsr_g *wsr__runqget(struct wsr_p *pp, bool *inherit)
+{
+	struct wsr_g *next = load_relaxed(&pp->runnext);
+
+	/* A CAS (not a plain store) because a thief may take runnext concurrently. */
+	if (next != NULL && cas_acq_rel(&pp->runnext, &next, NULL)) {
+		*inherit = true;
+		return next;
+	}
+	*inherit = false;
+	for (;;) {
+		/* load-acquire; synchronises with other consumers' CAS-release. */
+		uint32_t h = load_acq(&pp->runqhead);
+		uint32_t t = load_relaxed(&pp->runqtail);
+		struct wsr_g *gp;
+
+		if (t == h)
+			return NULL;
+		gp = load_relaxed(&pp->runq[h % WSR_RUNQ_SIZE]);
+		/* CAS-release commits the consume. */
+		if (cas_rel(&pp->runqhead, &h, h + 1))
+			return gp;
+	}
+}
+
+/* Grabs half of pp's ring into batch[batchhead...]; returns how many. */
+static uint32_t runqgrab(struct wsr_m *mp, struct wsr_p *pp, _Atomic(struct wsr_g *) *batch,
+			 uint32_t batchhead, bool stealrunnext, bool *gotnext)
+{
+	*gotnext = false;
+	for (;;) {
+		/* load-acquire head: synchronise with other consumers. */
+		uint32_t h = load_acq(&pp->runqhead);
+		/* load-acquire tail: synchronise with the producer's store-release. */
+		uint32_t t = load_acq(&pp->runqtail);
+		uint32_t n = t - h, i;
+
+		n = n - n / 2;
+		if (n == 0) {
+			struct wsr_g *next;
+
+			if (!stealrunnext)
+				return 0;
+			next = load_relaxed(&pp->runnext);
+			if (next == NULL)
+				return 0;
+			if (load_relaxed(&pp->status) == P_RUNNING) {
+				/* The victim is probably about to run its runnext G (it was just
+				 * readied by the running G): give it ~3 us to do so, as Go does,
+				 * rather than ping-pong the G between Ps. */
+				struct timespec ts = {0, wsr__sched.runnextpause_us * 1000L};
+
+				if (ts.tv_nsec > 0)
+					nanosleep(&ts, NULL);
+			}
+			WSR_CHAOS(mp, CHAOS_RUNNEXT);
+			if (!cas_acq_rel(&pp->runnext, &next, NULL))
+				continue;
+			store_relaxed(&batch[batchhead % WSR_RUNQ_SIZE], next);
+			*gotnext = true;
+			return 1;
+		}
+		if (n > WSR_RUNQ_SIZE / 2) /* read an inconsistent h and t */
+			continue;
+		for (i = 0; i < n; i++)
+			store_relaxed(&batch[(batchhead + i) % WSR_RUNQ_SIZE],
+				      load_relaxed(&pp->runq[(h + i) % WSR_RUNQ_SIZE]));
+		WSR_CHAOS(mp, CHAOS_STEAL);
+		/* CAS-release commits the consume. */
+		if (cas_rel(&pp->runqhead, &h, h + n))
+			return n;
+	}
+}
+
+struct wsr_g *wsr__runqsteal(struct wsr_m *mp, struct wsr_p *pp, struct wsr_p *p2,
+			     bool stealrunnext, uint32_t *np, bool *gotnext)
+{
+	uint32_t t = load_relaxed(&pp->runqtail);
+	uint32_t n = runqgrab(mp, p2, pp->runq, t, stealrunnext, gotnext);
+	struct wsr_g *gp;
+	uint32_t h;
+
+	*np = n;
+	if (n == 0)
+		return NULL;
+	n--;
+	gp = load_relaxed(&pp->runq[(t + n) % WSR_RUNQ_SIZE]);
+	if (n == 0)
+		return gp;
+	/* load-acquire; synchronises with consumers of our own ring. */
+	h = load_acq(&pp->runqhead);
+	if (t - h + n >= WSR_RUNQ_SIZE)
+		wsr__throw("runqsteal: runq overflow");
+	/* store-release publishes the stolen Gs. */
+	store_rel(&pp->runqtail, t + n);
+	return gp;
+}
+
+bool wsr__runqempty(struct wsr_p *pp)
+{
+	/* Same retry loop as Go: runnext may move to the ring between the loads. */
+	for (;;) {
+		uint32_t head = load_seq(&pp->runqhead);
+		uint32_t tail = load_seq(&pp->runqtail);
+		struct wsr_g *next = load_seq(&pp->runnext);
+
+		if (tail == load_seq(&pp->runqtail))
+			return head == tail && next == NULL;
+	}
+}
+
+uint32_t wsr__runqlen(struct wsr_p *pp)
+{
+	uint32_t h = load_relaxed(&pp->runqhead);
+	uint32_t t = load_relaxed(&pp->runqtail);
+	uint32_t n = t - h;
+
+	return n > WSR_RUNQ_SIZE ? 0 : n;
+}
+
+struct wsr_g *wsr__runqdrain(struct wsr_p *pp, int *np)
+{
+	struct wsr_g *head = NULL, **tailp = &head;
+	bool inherit;
+	struct wsr_g *gp;
+	int n = 0;
+
+	while ((gp = wsr__runqget(pp, &inherit)) != NULL) {
+		*tailp = gp;
+		tailp = &gp->schedlink;
+		n++;
+	}
+	*tailp = NULL;
+	*np = n;
+	return head;
+}

@@ -1,0 +1,311 @@
+/*
+ * stack.c - G stacks: mmap with a guard page, per-P and global caches, and
+ * the stack-overflow report on an alternate signal stack.
+ *
+ * Layout of one mapping: [guard page, PROT_NONE][usable bytes ... header].
+ * The 16-byte header at the very top records the usable size and the
+ * valgrind stack id, so a cached stack can be reused or unmapped alone.
+ *
+ * Invariants:
+ *   - A G owns a stack from its first run (execute) to its exit (goexit_m);
+ *     a G that has never run has none.
+ *   - A P's cache holds only stacks of the current default size; a stack of
+ *     another size (after wsr_set_stack_size) goes to munmap.
+ *   - The SIGSEGV/SIGBUS handler runs on the M's own alternate stack and
+ *     reports an overflow only for a fault inside (or just below) the running
+ *     G's guard page; any other fault gets the previous disposition back.
+ * Concurrency: pp->stackcache is the owner P's; the global pool is under
+ *   poollock; the default size is read and written atomically.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <wsr.h>
+
+#include "proc.h"
+
+#define STACK_HDR 16
+#define POOL_MAX  1024
+#define ALTSTACK_SIZE (64 * 1024)
+
+struct stack_hdr {
+	uint32_t size_pages;
+	uint32_t vgid;
+};
+
+static size_t pagesize;
+static struct wsr_lock poollock = {PTHREAD_MUTEX_INITIALIZER, 0};
+static void *pool[POOL_MAX];
+static int npool;
+static size_t poolsize; /* size of the stacks in pool; under poollock */
+static struct sigaction old_segv, old_bus;
+static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
+static _Atomic size_t default_size;
+
+size_t wsr__page_size(void)
+{
+	if (pagesize == 0)
+		pagesize = (size_t)sysconf(_SC_PAGESIZE);
+	return pagesize;
+}
+
+static struct stack_hdr *hdr_of(void *base, size_t size)
+{
+	return (struct stack_hdr *)((char *)base + wsr__page_size() + size - STACK_HDR);
+}
+
+void *wsr__stack_top(struct wsr_g *gp)
+{
+	return hdr_of(gp->stack, gp->stack_size);
+}
+
+static size_t round_pages(size_t n)
+{
+	size_t ps = wsr__page_size();
+
+	return (n + ps - 1) / ps * ps;
+}
+
+size_t wsr_set_stack_size(size_t bytes)
+{
+	size_t old = load_relaxed(&default_size);
+
+	if (old == 0)
+		old = wsr__sched.stacksize != 0 ? wsr__sched.stacksize : 256 * 1024;
+	if (bytes != 0) {
+		if (bytes < 16 * 1024)
+			bytes = 16 * 1024;
+		store_relaxed(&default_size, round_pages(bytes));
+	}
+	return old;
+}
+
+static size_t cur_size(void)
+{
+	size_t s = load_relaxed(&default_size);
+
+	return s != 0 ? s : round_pages(wsr__sched.stacksize != 0 ? wsr__sched.stacksize
+								  : 256 * 1024);
+}
+
+static void *stack_map(size_t size)
+{
+	size_t guard = wsr__page_size();
+	char *base = mmap(NULL, guard + size, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	struct stack_hdr *h;
+
+	if (base == MAP_FAILED)
+		return NULL;
+	if (mprotect(base, guard, PROT_NONE) != 0) {
+		munmap(base, guard + size);
+		return NULL;
+	}
+	h = hdr_of(base, size);
+	h->size_pages = (uint32_t)(size / guard);
+	h->vgid = san_stack_register(base + guard, base + guard + size);
+	return base;
+}
+
+static void stack_unmap_sized(void *base, size_t size)
+{
+	struct stack_hdr *h = hdr_of(base, size);
+
+	san_stack_deregister(h->vgid);
+	munmap(base, wsr__page_size() + size);
+}
+
+/* Empties pp's cache if it holds stacks of another size than size. */
+static void cache_resize(struct wsr_p *pp, size_t size)
+{
+	if (pp->stackcache_size == size)
+		return;
+	while (pp->nstackcache > 0)
+		stack_unmap_sized(pp->stackcache[--pp->nstackcache], pp->stackcache_size);
+	pp->stackcache_size = size;
+}
+
+bool wsr__stackalloc(struct wsr_p *pp, struct wsr_g *gp)
+{
+	size_t size = cur_size();
+	void *s;
+
+	cache_resize(pp, size);
+	if (pp->nstackcache == 0) {
+		/* Refill half the P cache from the pool in one go. */
+		wsr__lock(&poollock);
+		if (poolsize == size)
+			while (npool > 0 && pp->nstackcache < WSR_STACKCACHE_MAX / 2)
+				pp->stackcache[pp->nstackcache++] = pool[--npool];
+		wsr__unlock(&poollock);
+	}
+	s = pp->nstackcache > 0 ? pp->stackcache[--pp->nstackcache] : stack_map(size);
+	if (s == NULL)
+		return false;
+	gp->stack = s;
+	gp->stack_size = size;
+	return true;
+}
+
+void wsr__stackfree(struct wsr_p *pp, struct wsr_g *gp)
+{
+	void *s = gp->stack;
+	size_t size = gp->stack_size;
+
+	if (s == NULL)
+		return;
+	gp->stack = NULL;
+	gp->stack_size = 0;
+	cache_resize(pp, cur_size());
+	if (size != pp->stackcache_size) {
+		stack_unmap_sized(s, size);
+		return;
+	}
+	if (pp->nstackcache < WSR_STACKCACHE_MAX) {
+		pp->stackcache[pp->nstackcache++] = s;
+		return;
+	}
+	/* Full: move half of the P cache and this stack to the pool. */
+	wsr__lock(&poollock);
+	if (poolsize != size) {
+		while (npool > 0)
+			stack_unmap_sized(pool[--npool], poolsize);
+		poolsize = size;
+	}
+	while (pp->nstackcache > WSR_STACKCACHE_MAX / 2 && npool < POOL_MAX)
+		pool[npool++] = pp->stackcache[--pp->nstackcache];
+	if (npool < POOL_MAX) {
+		pool[npool++] = s;
+		s = NULL;
+	}
+	wsr__unlock(&poollock);
+	if (s != NULL)
+		stack_unmap_sized(s, size);
+}
+
+void wsr__stackcache_flush(struct wsr_p *pp)
+{
+	while (pp->nstackcache > 0)
+		stack_unmap_sized(pp->stackcache[--pp->nstackcache], pp->stackcache_size);
+}
+
+void wsr__stackpool_free(void)
+{
+	wsr__lock(&poollock);
+	while (npool > 0)
+		stack_unmap_sized(pool[--npool], poolsize);
+	wsr__unlock(&poollock);
+}
+
+/* ---- the overflow report ---- */
+
+static size_t fmt_u64(char *buf, uint64_t v)
+{
+	char tmp[24];
+	size_t n = 0, i;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	for (i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	return n;
+}
+
+static void put(char *buf, size_t *len, const char *s)
+{
+	size_t n = strlen(s);
+
+	memcpy(buf + *len, s, n);
+	*len += n;
+}
+
+static void fault_handler(int sig, siginfo_t *si, void *uctx)
+{
+	struct wsr_m *mp = wsr__getm();
+	struct wsr_g *gp = mp != NULL ? mp->curg : NULL;
+	char *addr = si->si_addr;
+
+	if (gp != NULL && gp->stack != NULL) {
+		char *guard = gp->stack;
+		size_t ps = wsr__page_size();
+
+		/* Inside the guard page, or a big frame that jumped just below it. */
+		if (addr >= guard - 16 * ps && addr < guard + ps) {
+			char buf[256];
+			size_t len = 0;
+
+			put(buf, &len, "wsr: fatal error: stack overflow in goroutine ");
+			len += fmt_u64(buf + len, (uint64_t)gp->goid);
+			put(buf, &len, " (stack size ");
+			len += fmt_u64(buf + len, (uint64_t)gp->stack_size);
+			put(buf, &len, " bytes; raise it with WSRDEBUG=stacksize=N or wsr_set_stack_size)\n");
+			if (write(2, buf, len) < 0) {
+				/* Nothing more can be done from a signal handler. */
+			}
+			signal(SIGABRT, SIG_DFL);
+			abort();
+		}
+	}
+	/* Not ours: restore the previous disposition and let the fault recur. */
+	sigaction(sig, sig == SIGSEGV ? &old_segv : &old_bus, NULL);
+	(void)uctx;
+}
+
+static void install_handler(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = fault_handler;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, &old_segv);
+	sigaction(SIGBUS, &sa, &old_bus);
+}
+
+void wsr__stack_overflow_init(struct wsr_m *mp)
+{
+	stack_t ss;
+
+#if WSR_SAN_ASAN
+	/* ASan reports overflows itself, with its own handler and alt stack. */
+	(void)mp;
+	(void)ss;
+	(void)handler_once;
+	return;
+#else
+	mp->altstack = mmap(NULL, ALTSTACK_SIZE, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mp->altstack == MAP_FAILED) {
+		mp->altstack = NULL;
+		return;
+	}
+	ss.ss_sp = mp->altstack;
+	ss.ss_size = ALTSTACK_SIZE;
+	ss.ss_flags = 0;
+	sigaltstack(&ss, NULL);
+	pthread_once(&handler_once, install_handler);
+#endif
+}
+
+void wsr__stack_overflow_fini(struct wsr_m *mp)
+{
+	stack_t ss;
+
+	if (mp->altstack == NULL)
+		return;
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_flags = SS_DISABLE;
+	sigaltstack(&ss, NULL);
+	munmap(mp->altstack, ALTSTACK_SIZE);
+	mp->altstack = NULL;
+}

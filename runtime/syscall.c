@@ -1,0 +1,151 @@
+/*
+ * syscall.c - blocking calls with P hand-off (Go: entersyscall, exitsyscall,
+ * handoffp, and retake's syscall half, which sysmon calls).
+ *
+ * Invariants:
+ *   - Between wsr_syscall_enter and _exit the G is G_SYSCALL, keeps its M,
+ *     and its old P is P_SYSCALL with p->m == NULL, until sysmon retakes it
+ *     (CAS P_SYSCALL -> P_IDLE) or the G gets it back (CAS -> P_RUNNING);
+ *     exactly one of the two CASes wins.
+ *   - On exit the G runs on its old P if it can, else on an idle P, else it
+ *     is queued globally and its M parks (nothing parks holding a P).
+ * Concurrency: p->status is the arbiter (seq_cst CAS); m->syscallwhen is
+ *   written by the M and read by sysmon.
+ * Tracepoints: syscall_enter, syscall_exit, retake, handoff, g_stop(syscall)
+ *   and globrunq_put on the slow exit path.
+ */
+#include "config.h"
+
+#include <wsr.h>
+
+#include "proc.h"
+#include "runq.h"
+
+void wsr_syscall_enter(void)
+{
+	struct wsr_m *mp = wsr__getm();
+	struct wsr_g *gp;
+	struct wsr_p *pp;
+
+	if (mp == NULL || mp->curg == NULL)
+		wsr__throw("wsr_syscall_enter: called outside a G");
+	gp = mp->curg;
+	pp = mp->p;
+	if (load_relaxed(&gp->status) != G_RUNNING || pp == NULL)
+		wsr__throw("wsr_syscall_enter: nested or unbalanced call");
+	WSR_TRACE(syscall_enter, &mp->stats, pp->id, mp->id, gp->goid);
+	store_relaxed(&pp->syscalltick, load_relaxed(&pp->syscalltick) + 1);
+	xadd_seq(&wsr__sched.nsyscall, 1);
+	store_relaxed(&gp->status, G_SYSCALL);
+	store_seq(&mp->syscallwhen, wsr__nanotime());
+	store_relaxed(&pp->syscallm, mp->id);
+	store_relaxed(&pp->syscallwhen, load_relaxed(&mp->syscallwhen));
+	mp->oldp = pp;
+	pp->m = NULL;
+	mp->p = NULL;
+	/* seq_cst: sysmon's CAS on status must see p->m == NULL. */
+	store_seq(&pp->status, P_SYSCALL);
+}
+
+/* On g0, with no P: queue the G globally; the scheduler loop then parks. */
+static void exitsyscall0(struct wsr_m *mp, struct wsr_g *gp, void *arg)
+{
+	uint32_t glen;
+
+	(void)arg;
+	WSR_TRACE(g_stop, &mp->stats, -1, mp->id, gp->goid, WR_SYSCALL);
+	mp->curg = NULL;
+	gp->m = NULL;
+	store_relaxed(&gp->status, G_RUNNABLE);
+	wsr__lock(&wsr__sched.lock);
+	wsr__globrunqput(gp);
+	glen = (uint32_t)load_relaxed(&wsr__sched.runqsize);
+	wsr__unlock(&wsr__sched.lock);
+	WSR_TRACE(globrunq_put, &mp->stats, -1, mp->id, gp->goid, glen);
+}
+
+void wsr_syscall_exit(void)
+{
+	struct wsr_m *mp = wsr__getm();
+	struct wsr_g *gp;
+	struct wsr_p *oldp, *pp;
+	uint32_t expect = P_SYSCALL;
+
+	if (mp == NULL || mp->curg == NULL || load_relaxed(&mp->curg->status) != G_SYSCALL)
+		wsr__throw("wsr_syscall_exit: not in a call");
+	gp = mp->curg;
+	oldp = mp->oldp;
+	mp->oldp = NULL;
+	store_seq(&mp->syscallwhen, 0);
+	xadd_seq(&wsr__sched.nsyscall, -1);
+	/* Fast path: our P is still ours. */
+	if (oldp != NULL && cas_seq(&oldp->status, &expect, P_RUNNING)) {
+		mp->p = oldp;
+		oldp->m = mp;
+		store_relaxed(&gp->status, G_RUNNING);
+		WSR_TRACE(syscall_exit, &mp->stats, oldp->id, mp->id, gp->goid, 1);
+		wsr__preempt_check();
+		return;
+	}
+	/* Any idle P will do. */
+	wsr__lock(&wsr__sched.lock);
+	pp = wsr__pidleget(mp);
+	wsr__unlock(&wsr__sched.lock);
+	if (pp != NULL) {
+		wsr__acquirep(mp, pp);
+		store_relaxed(&gp->status, G_RUNNING);
+		WSR_TRACE(syscall_exit, &mp->stats, pp->id, mp->id, gp->goid, 0);
+		wsr__preempt_check();
+		return;
+	}
+	WSR_TRACE(syscall_exit, &mp->stats, -1, mp->id, gp->goid, 0);
+	store_relaxed(&gp->status, G_RUNNING);
+	wsr__mcall(exitsyscall0, NULL);
+	wsr__preempt_check();
+}
+
+void *wsr_blocking(void *(*fn)(void *), void *arg)
+{
+	void *r;
+
+	wsr_syscall_enter();
+	r = fn(arg);
+	wsr_syscall_exit();
+	return r;
+}
+
+/* Sysmon: pp (no longer owned) needs an M or goes idle (Go: handoffp). */
+static int32_t handoffp(struct wsr_p *pp)
+{
+	int32_t zero = 0;
+
+	if (!wsr__runqempty(pp) || load_relaxed(&wsr__sched.runqsize) != 0 ||
+	    load_relaxed(&pp->timer0when) != 0)
+		return wsr__startm(NULL, pp, false);
+	/* No local work: help only if nobody spins and no P is idle. */
+	if (load_seq(&wsr__sched.nmspinning) + load_seq(&wsr__sched.npidle) == 0 &&
+	    cas_seq(&wsr__sched.nmspinning, &zero, 1)) {
+		store_seq(&wsr__sched.needspinning, 0);
+		return wsr__startm(NULL, pp, true);
+	}
+	wsr__lock(&wsr__sched.lock);
+	wsr__pidleput(NULL, pp);
+	wsr__unlock(&wsr__sched.lock);
+	return -1;
+}
+
+/* Called by sysmon for a P it sees in P_SYSCALL for long enough. */
+bool wsr__retake_syscall(struct wsr_p *pp, int64_t held_ns)
+{
+	uint32_t expect = P_SYSCALL;
+	int64_t goid = load_relaxed(&pp->curgoid);
+	int32_t holder = load_relaxed(&pp->syscallm);
+	int32_t to;
+
+	if (!cas_seq(&pp->status, &expect, P_IDLE))
+		return false;
+	WSR_TRACE(retake, &wsr__sysmon_stats, pp->id, holder, goid, held_ns);
+	to = handoffp(pp);
+	WSR_TRACE(handoff, &wsr__sysmon_stats, pp->id, holder, goid, to);
+	return true;
+}

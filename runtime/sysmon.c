@@ -1,0 +1,143 @@
+/*
+ * sysmon.c - the system monitor thread (Go: sysmon, retake, preemptone):
+ * retakes Ps from Ms stuck in a call for more than 20 us, asks Gs that ran
+ * for more than 10 ms to yield, fires the schedtrace lines, and wakes an M
+ * for timers nobody is waiting on.
+ *
+ * Invariants:
+ *   - sysmon holds no P and is not an M (m = -1 in its events); it never
+ *     touches a P's queues, only statuses (CAS), the preempt flag and the
+ *     per-P fields reserved for it (sm_*).
+ *   - Its sleep starts at 20 us and doubles after 50 idle rounds up to 10 ms,
+ *     and is never longer than the next schedtrace tick.
+ * Concurrency: one thread; stopped through stopnote at teardown.
+ * Tracepoints: retake, handoff (syscall.c), preempt, schedtrace (debug.c).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "proc.h"
+#include "runq.h"
+
+#define FORCE_PREEMPT_NS (10 * 1000 * 1000)
+#define SYSCALL_RETAKE_NS (20 * 1000)
+
+struct wsr_stats wsr__sysmon_stats;
+static pthread_t thread;
+static struct wsr_note stopnote;
+static bool started;
+
+static int retake(int64_t now)
+{
+	int n = 0;
+	int32_t i;
+
+	for (i = 0; i < wsr__sched.gomaxprocs; i++) {
+		struct wsr_p *pp = &wsr__sched.allp[i];
+		uint32_t s = load_seq(&pp->status);
+
+		if (s == P_RUNNING) {
+			uint32_t t = load_relaxed(&pp->schedtick);
+
+			if (pp->sm_schedtick != t) {
+				pp->sm_schedtick = t;
+				pp->sm_schedwhen = now;
+			} else if (pp->sm_schedwhen + FORCE_PREEMPT_NS <= now &&
+				   !load_relaxed(&pp->preempt)) {
+				store_relaxed(&pp->preempt, 1);
+				WSR_TRACE(preempt, &wsr__sysmon_stats, pp->id, -1,
+					  load_relaxed(&pp->curgoid), now - pp->sm_schedwhen);
+				/* Ask again only after another full slice. */
+				pp->sm_schedwhen = now;
+			}
+		} else if (s == P_SYSCALL) {
+			uint32_t t = load_relaxed(&pp->syscalltick);
+			int64_t held = now - load_relaxed(&pp->syscallwhen);
+
+			if (pp->sm_syscalltick != t) {
+				pp->sm_syscalltick = t;
+				pp->sm_syscallwhen = now;
+				continue;
+			}
+			/* Like Go: keep the P if it has nothing to do and others can
+			 * take work anyway, unless the call has lasted 10 ms. */
+			if (wsr__runqempty(pp) &&
+			    load_seq(&wsr__sched.nmspinning) + load_seq(&wsr__sched.npidle) > 0 &&
+			    pp->sm_syscallwhen + FORCE_PREEMPT_NS > now)
+				continue;
+			if (held < SYSCALL_RETAKE_NS)
+				continue;
+			if (wsr__retake_syscall(pp, held))
+				n++;
+		}
+	}
+	return n;
+}
+
+static void *sysmon(void *arg)
+{
+	int64_t delay = 20 * 1000, nexttrace = 0;
+	int idle = 0;
+
+	(void)arg;
+	if (wsr__debug_schedtrace_ms > 0)
+		nexttrace = wsr__nanotime();
+	for (;;) {
+		int64_t now, sleep = delay;
+
+		if (nexttrace != 0) {
+			int64_t left = nexttrace - wsr__nanotime();
+
+			if (left < sleep)
+				sleep = left > 0 ? left : 0;
+		}
+		if (sleep > 0 && wsr__notetsleep(&stopnote, sleep))
+			break;
+		if (load_relaxed(&wsr__sched.exiting))
+			break;
+		now = wsr__nanotime();
+		if (nexttrace != 0 && now >= nexttrace) {
+			wsr__schedtrace(wsr__debug_scheddetail != 0);
+			nexttrace += wsr__debug_schedtrace_ms * 1000000;
+			if (nexttrace < now)
+				nexttrace = now + wsr__debug_schedtrace_ms * 1000000;
+		}
+		/* A timer is overdue and no M waits in the poller: get one going. */
+		{
+			int64_t w = wsr__timers_next();
+
+			if (w != 0 && w + 1000000 < now && load_seq(&wsr__lastpoll) != 0 &&
+			    load_seq(&wsr__sched.npidle) > 0)
+				wsr__wakep(NULL);
+		}
+		if (retake(now) > 0)
+			idle = 0;
+		else
+			idle++;
+		if (idle == 0)
+			delay = 20 * 1000;
+		else if (idle > 50 && delay < 10 * 1000 * 1000)
+			delay *= 2;
+	}
+	return NULL;
+}
+
+void wsr__sysmon_start(void)
+{
+	wsr__noteclear(&stopnote);
+	memset(&wsr__sysmon_stats, 0, sizeof(wsr__sysmon_stats));
+	if (pthread_create(&thread, NULL, sysmon, NULL) != 0)
+		wsr__throw("sysmon_start: pthread_create failed");
+	started = true;
+}
+
+void wsr__sysmon_stop(void)
+{
+	if (!started)
+		return;
+	wsr__notewakeup(&stopnote);
+	pthread_join(thread, NULL);
+	started = false;
+}

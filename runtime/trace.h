@@ -1,0 +1,112 @@
+/*
+ * trace.h - the only place the runtime touches LTTng: WSR_TRACE(ev, p, m, ...).
+ *
+ * Invariants:
+ *   - WSR_TRACE() both counts the event in the emitting thread's stats (for
+ *     WSRDEBUG=stats=1) and fires the `wsr` tracepoint of the same name, so
+ *     the two can never disagree; the argument order is that of wsr_tp.h.
+ *   - With WSR_HAVE_TRACING == 0 the tracepoint compiles to nothing, but its
+ *     arguments still type-check and the stats are still counted.
+ *   - WSR_TRACE_ENABLED(ev) guards arguments that cost something to build.
+ * Concurrency: stats live in the emitting M (or sysmon's private block),
+ *   written only by that thread with relaxed atomics and summed at exit. The
+ *   block is passed explicitly: no TLS address is ever cached across a switch.
+ */
+#ifndef WSR_RUNTIME_TRACE_H
+#define WSR_RUNTIME_TRACE_H
+
+#include "config.h"
+
+#include <stdint.h>
+
+#include "atomic.h"
+
+/* One counter per catalog event, plus the derived stats keys. */
+#define WSR_EVENTS(X)                                                                              \
+	X(init) X(g_create) X(runqput) X(runq_spill) X(globrunq_put) X(globrunq_get) X(g_run)      \
+	X(g_stop) X(g_ready) X(steal) X(steal_scan) X(spin_start) X(spin_stop) X(p_idle)           \
+	X(p_busy) X(m_park) X(m_unpark) X(m_create) X(syscall_enter) X(syscall_exit) X(retake)     \
+	X(handoff) X(preempt) X(timer_fire) X(netpoll) X(schedtrace)
+
+enum wsr_stat {
+#define WSR_STAT_ENUM(ev) WSR_ST_##ev,
+	WSR_EVENTS(WSR_STAT_ENUM)
+#undef WSR_STAT_ENUM
+	WSR_ST_runqput_next,
+	WSR_ST_stolen,
+	WSR_ST_COUNT
+};
+
+/* Per-thread stats block (in struct wsr_m, or sysmon's own); summed by debug.c. */
+struct wsr_stats {
+	_Atomic uint64_t n[WSR_ST_COUNT];
+};
+
+static inline void wsr__stat_add(struct wsr_stats *s, enum wsr_stat st, uint64_t v)
+{
+	/* Only the owning thread writes its block; relaxed: read racily by the summary. */
+	store_relaxed(&s->n[st], load_relaxed(&s->n[st]) + v);
+}
+
+#if WSR_HAVE_TRACING
+# include "wsr_tp.h"
+# define WSR_TRACE_ENABLED(ev) lttng_ust_tracepoint_enabled(wsr, ev)
+# define WSR_TRACE_FIRE(ev, ...) lttng_ust_tracepoint(wsr, ev, __VA_ARGS__)
+#else
+# ifndef WSR_TP_SCHEDTRACE_REC
+#  define WSR_TP_SCHEDTRACE_REC
+struct wsr_tp_schedtrace {
+	int32_t gomaxprocs;
+	int32_t idleprocs;
+	int32_t threads;
+	int32_t spinning;
+	int32_t needspinning;
+	int32_t idlethreads;
+	int32_t runqueue;
+	const uint32_t *runq;
+};
+# endif
+static inline void wsr__trace_args(int dummy, ...)
+{
+	(void)dummy;
+}
+# define WSR_TRACE_ENABLED(ev) 0
+# define WSR_TRACE_FIRE(ev, ...)                                                                   \
+	do {                                                                                       \
+		if (0)                                                                             \
+			wsr__trace_args(0, __VA_ARGS__);                                           \
+	} while (0)
+#endif
+
+/* statsp: the emitting thread's block (&mp->stats); the rest is the tracepoint's arguments. */
+#define WSR_TRACE(ev, statsp, ...)                                                                 \
+	do {                                                                                       \
+		wsr__stat_add((statsp), WSR_ST_##ev, 1);                                           \
+		WSR_TRACE_FIRE(ev, __VA_ARGS__);                                                   \
+	} while (0)
+
+/* Values of the g_source and g_reason enumerations (wsr_tp.h). */
+enum wsr_source {
+	SRC_RUNNEXT = 0,
+	SRC_LOCAL = 1,
+	SRC_GLOBAL = 2,
+	SRC_STEAL = 3,
+	SRC_NETPOLL = 4,
+	SRC_TIMER = 5,
+};
+
+enum wsr_reason {
+	WR_YIELD = 0,
+	WR_BLOCK = 1,
+	WR_SLEEP = 2,
+	WR_CHAN = 3,
+	WR_MUTEX = 4,
+	WR_SYSCALL = 5,
+	WR_PREEMPT = 6,
+	WR_EXIT = 7,
+	WR_SELECT = 8,
+	WR_WAITGROUP = 9,
+	WR_IO = 10,
+};
+
+#endif /* WSR_RUNTIME_TRACE_H */
