@@ -321,8 +321,6 @@ static const enum wsr_stat stat_order[] = {
 	WSR_ST_preempt, WSR_ST_timer_fire, WSR_ST_netpoll, WSR_ST_schedtrace,
 };
 
-void wsr__stats_sum(uint64_t out[WSR_ST_COUNT]);
-
 void wsr__stats_sum(uint64_t out[WSR_ST_COUNT])
 {
 	struct wsr_m *mp;

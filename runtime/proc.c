@@ -64,6 +64,7 @@
 
 struct wsr_sched wsr__sched;
 uint64_t wsr__max_spinning;
+uint64_t wsr__last_stats[WSR_ST_COUNT];
 
 static __thread struct wsr_m *tls_m;
 
@@ -945,6 +946,7 @@ int wsr_main(int (*main_fn)(void *), void *arg)
 	wakeall_for_exit(m0);
 	wsr__sysmon_stop();
 	wsr__join_ms();
+	wsr__stats_sum(wsr__last_stats);
 	if (wsr__debug_stats)
 		wsr__stats_print();
 	wsr__mexit_cleanup(m0);

@@ -112,6 +112,10 @@ extern struct wsr_stats wsr__sysmon_stats;
 extern int wsr__debug_stats, wsr__debug_scheddetail;
 extern int64_t wsr__debug_schedtrace_ms;
 extern uint64_t wsr__max_spinning;
+/* Every M's and sysmon's stats summed; last_stats holds the sum of the last
+ * wsr_main run, taken at teardown (tests read it after wsr_main returns). */
+void wsr__stats_sum(uint64_t out[WSR_ST_COUNT]);
+extern uint64_t wsr__last_stats[WSR_ST_COUNT];
 bool wsr__chaos_seed_set(void);
 uint64_t wsr__chaos_seed_for(int32_t mid);
 

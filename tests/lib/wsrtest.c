@@ -82,18 +82,34 @@ static int run_case(const struct wsrtest_case *tc)
 	return 0;
 }
 
+static int by_line(const void *a, const void *b)
+{
+	const struct wsrtest_case *x = *(const struct wsrtest_case *const *)a;
+	const struct wsrtest_case *y = *(const struct wsrtest_case *const *)b;
+
+	return (x->line > y->line) - (x->line < y->line);
+}
+
 int main(void)
 {
 	const char *filter = getenv("WSR_TEST_FILTER");
+	size_t total = (size_t)(__stop_wsr_tests - __start_wsr_tests), k;
+	const struct wsrtest_case **cases = calloc(total + 1, sizeof(*cases));
 	const struct wsrtest_case *tc;
 	int n = 0, i = 0, failed = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	for (tc = __start_wsr_tests; tc < __stop_wsr_tests; tc++)
-		if (filter == NULL || strstr(tc->name, filter) != NULL)
+	if (cases == NULL)
+		return 1;
+	for (k = 0; k < total; k++)
+		cases[k] = &__start_wsr_tests[k];
+	qsort(cases, total, sizeof(*cases), by_line);
+	for (k = 0; k < total; k++)
+		if (filter == NULL || strstr(cases[k]->name, filter) != NULL)
 			n++;
 	printf("1..%d\n", n);
-	for (tc = __start_wsr_tests; tc < __stop_wsr_tests; tc++) {
+	for (k = 0; k < total; k++) {
+		tc = cases[k];
 		if (filter != NULL && strstr(tc->name, filter) == NULL)
 			continue;
 		i++;
@@ -104,5 +120,6 @@ int main(void)
 			failed++;
 		}
 	}
+	free(cases);
 	return failed != 0;
 }

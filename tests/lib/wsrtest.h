@@ -21,13 +21,14 @@ struct wsrtest_case {
 	const char *name;
 	void (*fn)(void);
 	unsigned timeout_s;
+	int line; /* cases run sorted by line: definition order */
 };
 
 #define WSR_TEST_TIMEOUT(name_, secs_)                                                             \
 	static void wsrtest_fn_##name_(void);                                                      \
 	static const struct wsrtest_case wsrtest_case_##name_                                      \
 		__attribute__((used, section("wsr_tests"), aligned(sizeof(void *)))) = {           \
-			#name_, wsrtest_fn_##name_, (secs_)};                                      \
+			#name_, wsrtest_fn_##name_, (secs_), __LINE__};                                      \
 	static void wsrtest_fn_##name_(void)
 
 #define WSR_TEST(name_) WSR_TEST_TIMEOUT(name_, 10)

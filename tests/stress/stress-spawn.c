@@ -1,0 +1,152 @@
+/*
+ * stress-spawn.c - 1,000,000 spawned Gs all run exactly once, at
+ * WSRMAXPROCS = 1, 2, 4 and 64 (oversubscribed on a 2-core machine), from a
+ * flat spawner and from a spawn tree; checked by a per-G bitmap and a sum.
+ *
+ * Invariants: sizes scale with WSR_STRESS_SCALE; a watchdog dumps and aborts
+ *   on a hang.
+ * Concurrency: each G sets its own byte (atomic) and adds to a sum.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <wsr.h>
+
+#include "proc.h"
+#include "watchdog.h"
+#include "wsrtest.h"
+
+static _Atomic unsigned char *seen;
+static _Atomic uint64_t sum;
+static wsr_waitgroup *wg;
+static long total;
+
+static void leaf(void *arg)
+{
+	uintptr_t i = (uintptr_t)arg;
+
+	seen[i]++;
+	sum += i;
+	wsr_waitgroup_done(wg);
+}
+
+static int flat_main(void *arg)
+{
+	long i;
+
+	(void)arg;
+	wg = wsr_waitgroup_make();
+	wsr_waitgroup_add(wg, total);
+	for (i = 0; i < total; i++)
+		wsr_go(leaf, (void *)(uintptr_t)i);
+	wsr_waitgroup_wait(wg);
+	wsr_waitgroup_free(wg);
+	return 0;
+}
+
+/* A tree: node [lo, hi) spawns two halves until ranges are 1 wide. */
+struct range {
+	long lo, hi;
+};
+
+static void tree(void *arg)
+{
+	struct range *r = arg;
+
+	if (r->hi - r->lo == 1) {
+		leaf((void *)(uintptr_t)r->lo);
+	} else {
+		long mid = (r->lo + r->hi) / 2;
+		struct range *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+
+		ASSERT(a != NULL && b != NULL);
+		a->lo = r->lo;
+		a->hi = mid;
+		b->lo = mid;
+		b->hi = r->hi;
+		wsr_go(tree, a);
+		wsr_go(tree, b);
+	}
+	free(r);
+}
+
+static int tree_main(void *arg)
+{
+	struct range *r = malloc(sizeof(*r));
+
+	(void)arg;
+	wg = wsr_waitgroup_make();
+	wsr_waitgroup_add(wg, total);
+	r->lo = 0;
+	r->hi = total;
+	wsr_go(tree, r);
+	wsr_waitgroup_wait(wg);
+	wsr_waitgroup_free(wg);
+	return 0;
+}
+
+static void run(int procs, int (*fn)(void *), const char *what)
+{
+	char buf[16], name[64];
+	long i;
+	uint64_t want;
+
+	total = 1000000 * wsrtest_scale();
+	seen = calloc((size_t)total, 1);
+	ASSERT(seen != NULL);
+	sum = 0;
+	snprintf(buf, sizeof(buf), "%d", procs);
+	setenv("WSRMAXPROCS", buf, 1);
+	snprintf(name, sizeof(name), "%s at %d Ps", what, procs);
+	wsrtest_watchdog(120, name);
+	ASSERT_EQ(wsr_main(fn, NULL), 0);
+	for (i = 0; i < total; i++)
+		if (seen[i] != 1)
+			wsrtest_fail(__FILE__, __LINE__, "%s: G %ld ran %d times", name, i, seen[i]);
+	want = (uint64_t)total * (uint64_t)(total - 1) / 2;
+	ASSERT_EQ(sum, want);
+	ASSERT_LE(wsr__max_spinning, (uint64_t)((procs + 1) / 2));
+	printf("# %s: g_create=%llu steal=%llu stolen=%llu spill=%llu global_get=%llu park=%llu "
+	       "max_spinning=%llu\n",
+	       name, (unsigned long long)wsr__last_stats[WSR_ST_g_create],
+	       (unsigned long long)wsr__last_stats[WSR_ST_steal],
+	       (unsigned long long)wsr__last_stats[WSR_ST_stolen],
+	       (unsigned long long)wsr__last_stats[WSR_ST_runq_spill],
+	       (unsigned long long)wsr__last_stats[WSR_ST_globrunq_get],
+	       (unsigned long long)wsr__last_stats[WSR_ST_m_park],
+	       (unsigned long long)wsr__max_spinning);
+	free((void *)seen);
+}
+
+WSR_TEST_TIMEOUT(flat_1m_p1, 150)
+{
+	run(1, flat_main, "flat 1M");
+}
+
+WSR_TEST_TIMEOUT(flat_1m_p2, 150)
+{
+	run(2, flat_main, "flat 1M");
+}
+
+WSR_TEST_TIMEOUT(flat_1m_p4, 150)
+{
+	run(4, flat_main, "flat 1M");
+}
+
+WSR_TEST_TIMEOUT(flat_1m_p64, 150)
+{
+	run(64, flat_main, "flat 1M");
+}
+
+WSR_TEST_TIMEOUT(tree_1m_p2, 150)
+{
+	run(2, tree_main, "tree 1M");
+}
+
+WSR_TEST_TIMEOUT(tree_1m_p64, 150)
+{
+	run(64, tree_main, "tree 1M");
+}

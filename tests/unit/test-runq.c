@@ -1,0 +1,235 @@
+/*
+ * test-runq.c - the per-P ring, runnext and the global queue, driven directly
+ * (no threads): put/get order, wrap-around, the 129-G spill, runnext
+ * kick-out, half-steals, global batch sizes.
+ *
+ * Invariants: each case builds a fresh two-P scheduler by hand (fixture) and
+ *   owns it; no M thread runs, so the single-threaded calls are exact.
+ * Concurrency: none.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "proc.h"
+#include "runq.h"
+#include "wsrtest.h"
+
+#define NG 2048
+
+static struct wsr_m *m0, *m1;
+static struct wsr_g *gs;
+
+static void fixture(int32_t nprocs)
+{
+	int i;
+
+	memset(&wsr__sched, 0, sizeof(wsr__sched));
+	wsr__lock_init(&wsr__sched.lock);
+	wsr__lock_init(&wsr__sched.gflock);
+	wsr__sched.gomaxprocs = nprocs;
+	wsr__sched.runnextpause_us = 0;
+	wsr__procinit(nprocs);
+	m0 = calloc(1, sizeof(*m0));
+	m1 = calloc(1, sizeof(*m1));
+	m1->id = 1;
+	wsr__acquirep(m0, &wsr__sched.allp[0]);
+	if (nprocs > 1)
+		wsr__acquirep(m1, &wsr__sched.allp[1]);
+	gs = calloc(NG, sizeof(*gs));
+	for (i = 0; i < NG; i++) {
+		gs[i].goid = i + 1;
+		store_relaxed(&gs[i].status, G_RUNNABLE);
+	}
+}
+
+static struct wsr_g *get(struct wsr_p *pp, bool *inherit)
+{
+	return wsr__runqget(pp, inherit);
+}
+
+WSR_TEST(fifo_order_and_empty)
+{
+	struct wsr_p *pp;
+	bool inherit;
+	int i;
+
+	fixture(2);
+	pp = &wsr__sched.allp[0];
+	ASSERT(wsr__runqempty(pp));
+	for (i = 0; i < 10; i++)
+		wsr__runqput(m0, pp, &gs[i], false);
+	ASSERT_EQ(wsr__runqlen(pp), 10);
+	for (i = 0; i < 10; i++) {
+		ASSERT_EQ(get(pp, &inherit)->goid, i + 1);
+		ASSERT(!inherit);
+	}
+	ASSERT(get(pp, &inherit) == NULL);
+	ASSERT(wsr__runqempty(pp));
+}
+
+WSR_TEST(wraparound)
+{
+	struct wsr_p *pp;
+	bool inherit;
+	int i, next = 0, want = 0;
+
+	fixture(2);
+	pp = &wsr__sched.allp[0];
+	/* Keep 200 queued while pushing 5 rings' worth through: head and tail wrap. */
+	for (i = 0; i < 200; i++)
+		wsr__runqput(m0, pp, &gs[next++], false);
+	for (i = 0; i < 5 * WSR_RUNQ_SIZE; i++) {
+		struct wsr_g *gp = get(pp, &inherit);
+
+		ASSERT_EQ(gp->goid, want + 1);
+		want = (want + 1) % NG;
+		wsr__runqput(m0, pp, &gs[next], false);
+		next = (next + 1) % NG;
+	}
+	ASSERT_EQ(wsr__runqlen(pp), 200);
+	ASSERT_EQ(load_relaxed(&wsr__sched.runqsize), 0);
+}
+
+WSR_TEST(full_ring_spills_129_to_global)
+{
+	struct wsr_p *pp;
+	bool inherit;
+	struct wsr_g *gp;
+	int i;
+
+	fixture(2);
+	pp = &wsr__sched.allp[0];
+	for (i = 0; i < WSR_RUNQ_SIZE; i++)
+		wsr__runqput(m0, pp, &gs[i], false);
+	ASSERT_EQ(wsr__runqlen(pp), WSR_RUNQ_SIZE);
+	ASSERT_EQ(load_relaxed(&wsr__sched.runqsize), 0);
+	wsr__runqput(m0, pp, &gs[WSR_RUNQ_SIZE], false);
+	/* Half the ring (the oldest 128) plus the new G moved in one batch. */
+	ASSERT_EQ(load_relaxed(&wsr__sched.runqsize), 129);
+	ASSERT_EQ(wsr__runqlen(pp), 128);
+	ASSERT_EQ(m0->stats.n[WSR_ST_runq_spill], 1);
+	/* The global queue holds G1..G128 then G257, in order. */
+	for (i = 0, gp = wsr__sched.runqhead; i < 128; i++, gp = gp->schedlink)
+		ASSERT_EQ(gp->goid, i + 1);
+	ASSERT_EQ(gp->goid, WSR_RUNQ_SIZE + 1);
+	ASSERT(gp->schedlink == NULL);
+	ASSERT(wsr__sched.runqtail == gp);
+	/* The ring keeps G129..G256. */
+	ASSERT_EQ(get(pp, &inherit)->goid, 129);
+}
+
+WSR_TEST(runnext_kicks_old_to_tail)
+{
+	struct wsr_p *pp;
+	bool inherit;
+
+	fixture(2);
+	pp = &wsr__sched.allp[0];
+	wsr__runqput(m0, pp, &gs[0], false);
+	wsr__runqput(m0, pp, &gs[1], true);
+	wsr__runqput(m0, pp, &gs[2], true); /* kicks G2 behind G1 */
+	ASSERT_EQ(wsr__runqlen(pp), 2);
+	ASSERT_EQ(get(pp, &inherit)->goid, 3);
+	ASSERT(inherit);
+	ASSERT_EQ(get(pp, &inherit)->goid, 1);
+	ASSERT(!inherit);
+	ASSERT_EQ(get(pp, &inherit)->goid, 2);
+	ASSERT(get(pp, &inherit) == NULL);
+	ASSERT_EQ(m0->stats.n[WSR_ST_runqput_next], 2);
+}
+
+WSR_TEST(steal_takes_half_rounded_up)
+{
+	struct wsr_p *victim, *thief;
+	uint32_t sizes[] = {1, 2, 3, 7, 8, 255, 256};
+	size_t k;
+
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		uint32_t n = sizes[k], got, i;
+		struct wsr_g *gp;
+		bool gotnext, inherit;
+
+		fixture(2);
+		victim = &wsr__sched.allp[0];
+		thief = &wsr__sched.allp[1];
+		for (i = 0; i < n; i++)
+			wsr__runqput(m0, victim, &gs[i], false);
+		gp = wsr__runqsteal(m1, thief, victim, false, &got, &gotnext);
+		ASSERT(gp != NULL);
+		ASSERT_EQ(got, n - n / 2);
+		ASSERT(!gotnext);
+		/* The thief runs the last stolen G and queues the rest in order. */
+		ASSERT_EQ(gp->goid, got);
+		ASSERT_EQ(wsr__runqlen(thief), got - 1);
+		ASSERT_EQ(wsr__runqlen(victim), n / 2);
+		for (i = 1; i < got; i++)
+			ASSERT_EQ(get(thief, &inherit)->goid, i);
+		if (n / 2 > 0)
+			ASSERT_EQ(get(victim, &inherit)->goid, got + 1);
+		else
+			ASSERT(get(victim, &inherit) == NULL);
+	}
+}
+
+WSR_TEST(steal_runnext_only_on_last_round)
+{
+	struct wsr_p *victim, *thief;
+	uint32_t got;
+	bool gotnext;
+	struct wsr_g *gp;
+
+	fixture(2);
+	victim = &wsr__sched.allp[0];
+	thief = &wsr__sched.allp[1];
+	wsr__runqput(m0, victim, &gs[0], true);
+	ASSERT(wsr__runqsteal(m1, thief, victim, false, &got, &gotnext) == NULL);
+	ASSERT_EQ(got, 0);
+	gp = wsr__runqsteal(m1, thief, victim, true, &got, &gotnext);
+	ASSERT(gp == &gs[0]);
+	ASSERT_EQ(got, 1);
+	ASSERT(gotnext);
+	ASSERT(wsr__runqempty(victim));
+}
+
+WSR_TEST(global_batch_size)
+{
+	struct wsr_p *pp;
+	struct wsr_g *gp;
+	int i;
+
+	fixture(2);
+	pp = &wsr__sched.allp[0];
+	wsr__lock(&wsr__sched.lock);
+	for (i = 0; i < 100; i++)
+		wsr__globrunqput(&gs[i]);
+	/* min(n, len/gomaxprocs + 1) = 51: one returned, 50 queued locally. */
+	gp = wsr__globrunqget(m0, pp, 0);
+	ASSERT_EQ(gp->goid, 1);
+	ASSERT_EQ(wsr__runqlen(pp), 50);
+	ASSERT_EQ(load_relaxed(&wsr__sched.runqsize), 49);
+	/* max = 1: exactly one. */
+	gp = wsr__globrunqget(m0, pp, 1);
+	ASSERT_EQ(gp->goid, 52);
+	ASSERT_EQ(wsr__runqlen(pp), 50);
+	ASSERT_EQ(load_relaxed(&wsr__sched.runqsize), 48);
+	wsr__unlock(&wsr__sched.lock);
+	ASSERT_EQ(m0->stats.n[WSR_ST_globrunq_get], 2);
+}
+
+WSR_TEST(global_batch_capped_at_half_ring)
+{
+	struct wsr_p *pp;
+	int i;
+
+	fixture(1);
+	pp = &wsr__sched.allp[0];
+	wsr__lock(&wsr__sched.lock);
+	for (i = 0; i < 1000; i++)
+		wsr__globrunqput(&gs[i]);
+	ASSERT(wsr__globrunqget(m0, pp, 0) != NULL);
+	wsr__unlock(&wsr__sched.lock);
+	ASSERT_EQ(wsr__runqlen(pp), WSR_RUNQ_SIZE / 2 - 1);
+	ASSERT_EQ(load_relaxed(&wsr__sched.runqsize), 1000 - WSR_RUNQ_SIZE / 2);
+}

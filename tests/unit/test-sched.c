@@ -1,0 +1,240 @@
+/*
+ * test-sched.c - the scheduler as a whole, small sizes: every G runs exactly
+ * once, the skewed workload steals and spreads over every P, the spinning
+ * cap holds, the stats agree with each other, schedtrace prints Go's format.
+ *
+ * Invariants: each case runs wsr_main one or more times in its own forked
+ *   process, with WSRMAXPROCS set by the case; a watchdog turns a hang into
+ *   a failure with the runtime's dump.
+ * Concurrency: Gs record what they saw in atomics; the checks run after
+ *   wsr_main returned (every M joined).
+ */
+#include "config.h"
+
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <wsr.h>
+
+#include "proc.h"
+#include "watchdog.h"
+#include "wsrtest.h"
+
+static void setprocs(int n)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%d", n);
+	setenv("WSRMAXPROCS", buf, 1);
+}
+
+/* ---- every G exactly once ---- */
+
+#define NSMALL 20000
+static _Atomic int hits[NSMALL];
+static _Atomic int ranon[64];
+static wsr_waitgroup *wg;
+
+static void mark(void *arg)
+{
+	uintptr_t i = (uintptr_t)arg;
+
+	hits[i]++;
+	ranon[wsr__getm()->p->id]++;
+	wsr_waitgroup_done(wg);
+}
+
+static int spawn_main(void *arg)
+{
+	long n = *(long *)arg, i;
+
+	wg = wsr_waitgroup_make();
+	wsr_waitgroup_add(wg, n);
+	for (i = 0; i < n; i++)
+		wsr_go(mark, (void *)(uintptr_t)i);
+	wsr_waitgroup_wait(wg);
+	wsr_waitgroup_free(wg);
+	return 7;
+}
+
+WSR_TEST_TIMEOUT(every_g_runs_exactly_once, 30)
+{
+	int procs[] = {1, 2, 4, 8};
+	size_t k;
+
+	wsrtest_watchdog(25, "every_g_runs_exactly_once");
+	for (k = 0; k < sizeof(procs) / sizeof(procs[0]); k++) {
+		long n = NSMALL, i;
+
+		memset(hits, 0, sizeof(hits));
+		setprocs(procs[k]);
+		ASSERT_EQ(wsr_main(spawn_main, &n), 7);
+		for (i = 0; i < n; i++)
+			ASSERT_EQ(hits[i], 1);
+		/* Every G that was created ran and stopped exactly once per run. */
+		ASSERT_EQ(wsr__last_stats[WSR_ST_g_create], n + 1);
+		ASSERT_EQ(wsr__last_stats[WSR_ST_g_run], wsr__last_stats[WSR_ST_g_stop]);
+		ASSERT_EQ(wsr__last_stats[WSR_ST_init], 1);
+		ASSERT_EQ(wsr__last_stats[WSR_ST_spin_start], wsr__last_stats[WSR_ST_spin_stop]);
+		ASSERT_EQ(wsr__last_stats[WSR_ST_m_park], wsr__last_stats[WSR_ST_m_unpark]);
+	}
+}
+
+/* ---- skewed: the other Ps must steal ---- */
+
+static long lcgwork = 20000;
+static _Atomic uint64_t sink;
+
+static void cpu_g(void *arg)
+{
+	uint64_t x = (uint64_t)(uintptr_t)arg;
+	long i;
+
+	for (i = 0; i < lcgwork; i++)
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	sink += x;
+	ranon[wsr__getm()->p->id]++;
+	wsr_waitgroup_done(wg);
+}
+
+static int skewed_main(void *arg)
+{
+	long n = *(long *)arg, i;
+
+	wg = wsr_waitgroup_make();
+	wsr_waitgroup_add(wg, n);
+	for (i = 0; i < n; i++)
+		wsr_go(cpu_g, (void *)(uintptr_t)(i + 1));
+	wsr_waitgroup_wait(wg);
+	wsr_waitgroup_free(wg);
+	return 0;
+}
+
+WSR_TEST_TIMEOUT(skewed_steals_and_every_p_runs, 30)
+{
+	long n = 4000;
+	int p;
+
+	wsrtest_watchdog(25, "skewed_steals_and_every_p_runs");
+	for (p = 2; p <= 4; p += 2) {
+		int i;
+
+		memset(ranon, 0, sizeof(ranon));
+		setprocs(p);
+		ASSERT_EQ(wsr_main(skewed_main, &n), 0);
+		ASSERT_GT(wsr__last_stats[WSR_ST_steal] + wsr__last_stats[WSR_ST_globrunq_get], 0);
+		ASSERT_GT(wsr__last_stats[WSR_ST_steal], 0);
+		ASSERT_GE(wsr__last_stats[WSR_ST_stolen], wsr__last_stats[WSR_ST_steal]);
+		for (i = 0; i < p; i++)
+			ASSERT_GT(ranon[i], 0);
+	}
+}
+
+WSR_TEST_TIMEOUT(spinning_cap_holds, 30)
+{
+	int procs[] = {1, 2, 3, 4, 8, 16};
+	size_t k;
+	long n = 3000;
+
+	wsrtest_watchdog(25, "spinning_cap_holds");
+	lcgwork = 2000;
+	for (k = 0; k < sizeof(procs) / sizeof(procs[0]); k++) {
+		int p = procs[k];
+
+		setprocs(p);
+		ASSERT_EQ(wsr_main(skewed_main, &n), 0);
+		/* 2*nmspinning < gomaxprocs - npidle at every join: at most ceil(P/2). */
+		ASSERT_LE(wsr__max_spinning, (uint64_t)((p + 1) / 2));
+		if (p == 1)
+			ASSERT_EQ(wsr__max_spinning, 0);
+	}
+}
+
+/* ---- schedtrace ---- */
+
+static int sleepy_main(void *arg)
+{
+	(void)arg;
+	wsr_sleep_ns(60 * 1000 * 1000);
+	return 0;
+}
+
+static char *capture_stderr_run(int (*fn)(void *), void *arg)
+{
+	char path[] = "/tmp/wsr-test-XXXXXX";
+	int fd = mkstemp(path), saved = dup(2);
+	static char buf[1 << 16];
+	ssize_t n;
+
+	ASSERT(fd >= 0);
+	unlink(path);
+	fflush(stderr);
+	dup2(fd, 2);
+	ASSERT_EQ(wsr_main(fn, arg), 0);
+	fflush(stderr);
+	dup2(saved, 2);
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	ASSERT(n > 0);
+	buf[n] = '\0';
+	close(fd);
+	return buf;
+}
+
+WSR_TEST_TIMEOUT(schedtrace_go_format, 20)
+{
+	regex_t re;
+	char *out, *line, *save = NULL;
+	int lines = 0;
+
+	wsrtest_watchdog(15, "schedtrace_go_format");
+	setprocs(2);
+	setenv("WSRDEBUG", "schedtrace=10,stats=1", 1);
+	out = capture_stderr_run(sleepy_main, NULL);
+	ASSERT_EQ(regcomp(&re,
+			  "^SCHED [0-9]+ms: gomaxprocs=2 idleprocs=[0-2] threads=[0-9]+ "
+			  "spinningthreads=[0-9]+ needspinning=[01] idlethreads=[0-9]+ "
+			  "runqueue=[0-9]+ \\[ [0-9]+ [0-9]+ \\] schedticks=\\[ [0-9]+ [0-9]+ \\]$",
+			  REG_EXTENDED | REG_NOSUB),
+		  0);
+	for (line = strtok_r(out, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "SCHED ", 6) == 0) {
+			if (regexec(&re, line, 0, NULL, 0) != 0)
+				wsrtest_fail(__FILE__, __LINE__, "bad schedtrace line: %s", line);
+			if (lines == 0)
+				ASSERT(strncmp(line, "SCHED 0ms:", 10) == 0);
+			lines++;
+		} else {
+			ASSERT(strncmp(line, "wsr stats: init=1 g_create=1 ", 29) == 0);
+		}
+	}
+	regfree(&re);
+	ASSERT_GE(lines, 3);
+	ASSERT_EQ(wsr__last_stats[WSR_ST_schedtrace], lines);
+}
+
+WSR_TEST_TIMEOUT(scheddetail_lines, 20)
+{
+	char *out;
+
+	wsrtest_watchdog(15, "scheddetail_lines");
+	setprocs(2);
+	setenv("WSRDEBUG", "schedtrace=20,scheddetail=1", 1);
+	out = capture_stderr_run(sleepy_main, NULL);
+	ASSERT(strstr(out, " gcwaiting=false nmidlelocked=0 stopwait=0 sysmonwait=false\n") != NULL);
+	ASSERT(strstr(out, "  P0: status=") != NULL);
+	ASSERT(strstr(out, "  P1: status=") != NULL);
+	ASSERT(strstr(out, " schedtick=") != NULL);
+	ASSERT(strstr(out, " gfreecnt=") != NULL);
+	ASSERT(strstr(out, " timerslen=") != NULL);
+	ASSERT(strstr(out, "  M0: p=") != NULL);
+	ASSERT(strstr(out, "  G1: status=4(sleep) m=nil lockedm=nil") != NULL);
+}
+
+WSR_TEST(outside_a_g_is_an_error_not_a_crash)
+{
+	ASSERT_EQ(wsr_self_id(), -1);
+	ASSERT_EQ(wsr_gomaxprocs(), 0);
+}
