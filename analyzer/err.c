@@ -18,7 +18,8 @@ void err_init(struct wsr_err *err)
 	err->exit_code = 1;
 }
 
-static void err_vpush(struct wsr_err *err, const char *fmt, va_list ap)
+static __attribute__((format(printf, 2, 0))) void err_vpush(struct wsr_err *err, const char *fmt,
+							       va_list ap)
 {
 	int slot = err->n < WSR_ERR_MAX ? err->n : WSR_ERR_MAX - 1;
 
