@@ -260,7 +260,7 @@ static void fault_handler(int sig, siginfo_t *si, void *uctx)
 	(void)uctx;
 }
 
-static void install_handler(void)
+static __attribute__((unused)) void install_handler(void)
 {
 	struct sigaction sa;
 
