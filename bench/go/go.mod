@@ -1,0 +1,3 @@
+module wsr.example/bench
+
+go 1.19
