@@ -115,6 +115,7 @@ enum stmt {
 	ST_DISCARDED,
 	ST_P,
 	ST_M,
+	ST_EVENT_COUNT,
 	ST_COUNT
 };
 
@@ -143,7 +144,11 @@ static const char *const stmt_sql[ST_COUNT] = {
 			 "VALUES (?, ?, ?, ?, ?, ?)",
 	[ST_P] = "INSERT INTO p (p, schedticks, syscalls) VALUES (?, ?, ?)",
 	[ST_M] = "INSERT INTO m (m, tid, created_ts, creator) VALUES (?, ?, ?, ?)",
+	[ST_EVENT_COUNT] = "INSERT INTO event_counts (name, n) VALUES (?, ?) ON CONFLICT (name) "
+			   "DO UPDATE SET n = n + excluded.n",
 };
+
+#define MAX_OTHER_NAMES 256
 
 struct stream_info {
 	char *name;
@@ -184,6 +189,11 @@ struct derive {
 	int64_t first_ts, last_ts;
 	bool any_ts;
 	uint64_t per_ev[EV_COUNT + 2];
+	/* counts of events outside the catalog, by name */
+	char *other_names[MAX_OTHER_NAMES];
+	uint64_t other_counts[MAX_OTHER_NAMES];
+	int n_other;
+	uint64_t other_overflow;
 
 	/* environment of the trace (REC_META) */
 	char hostname[256], procname[256], tracer[64], env_vpid[32], domain[32];
@@ -700,6 +710,8 @@ void derive_destroy(struct derive *dv)
 		sqlite3_finalize(dv->st[k]);
 	for (int i = 0; i < MAX_STREAMS; i++)
 		free(dv->streams[i].name);
+	for (int i = 0; i < dv->n_other; i++)
+		free(dv->other_names[i]);
 	free(dv->gtab);
 	free(dv->ps);
 	free(dv->ms);
@@ -1290,6 +1302,21 @@ static int insert_event(struct derive *dv, const struct wsr_rec *r, const char *
 		}
 		if (strncmp(name, "wsr:", 4) == 0)
 			name += 4;
+		int k = 0;
+		while (k < dv->n_other && strcmp(dv->other_names[k], name) != 0)
+			k++;
+		if (k == dv->n_other && k < MAX_OTHER_NAMES) {
+			dv->other_names[k] = strdup(name);
+			if (dv->other_names[k] == NULL) {
+				err_push(err, "out of memory");
+				return -1;
+			}
+			dv->n_other++;
+		}
+		if (k < dv->n_other)
+			dv->other_counts[k]++;
+		else
+			dv->other_overflow++;
 	}
 	bind_i64(s, 1, (int64_t)dv->events);
 	bind_i64(s, 2, r->ts);
@@ -1478,6 +1505,24 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 		if (step(dv, ST_M, err) < 0)
 			return -1;
 	}
+
+	for (int k = 0; k < EV_COUNT + dv->n_other; k++) {
+		const char *name = k < EV_COUNT ? wsr_catalog[k].name : dv->other_names[k - EV_COUNT];
+		uint64_t n = k < EV_COUNT ? dv->per_ev[k] : dv->other_counts[k - EV_COUNT];
+		if (n == 0)
+			continue;
+		sqlite3_stmt *s = dv->st[ST_EVENT_COUNT];
+		sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+		bind_i64(s, 2, (int64_t)n);
+		if (step(dv, ST_EVENT_COUNT, err) < 0)
+			return -1;
+	}
+	if (dv->other_overflow > 0 &&
+	    db_exec(dv->db,
+		    "DELETE FROM event_counts; INSERT INTO event_counts SELECT name, count(*) "
+		    "FROM events GROUP BY name",
+		    err) < 0)
+		return -1;
 
 	int64_t duration = dv->any_ts ? end - dv->first_ts : 0;
 	snprintf(buf, sizeof(buf), "%d.%d", dv->tracer_major, dv->tracer_minor);

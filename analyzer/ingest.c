@@ -760,8 +760,15 @@ int ingest_trace(const char *dir, const char *out, const struct ingest_opts *o,
 			  dir, derive_event_count(dv));
 		goto out;
 	}
-	if (derive_finish(dv, err) < 0 || db_finish(db, err) < 0)
+	double t_dec = now_s();
+	if (derive_finish(dv, err) < 0)
 		goto out;
+	double t_fin = now_s();
+	if (db_finish(db, err) < 0)
+		goto out;
+	if (getenv("WSR_INGEST_TIMING") != NULL)
+		fprintf(stderr, "wsr ingest: decode+derive %.2f s, finish %.2f s, indexes %.2f s\n",
+			t_dec - t0, t_fin - t_dec, now_s() - t_fin);
 	if (stats != NULL) {
 		stats->events = derive_event_count(dv);
 		stats->seconds = now_s() - t0;

@@ -29,13 +29,15 @@ CREATE TABLE meta (
   value
 ) WITHOUT ROWID;
 
--- Every event, in time order (id is the muxer order).
+-- Every event, in time order (id is the muxer order). Keyed by (ts, id) so
+-- time-range scans need no separate index (and the table is written in key
+-- order, which keeps ingestion fast).
 -- The payload fields beyond p, m, g live in a1..a3 (integers) and extra
 -- (text: the init version string, the schedtrace record as JSON, or all
 -- fields of an event unknown to this analyzer as JSON); event_fields maps
 -- field names to columns and the ev_<name> views expose them by name.
 CREATE TABLE events (
-  id    INTEGER PRIMARY KEY,
+  id    INTEGER NOT NULL,
   ts    INTEGER NOT NULL,
   name  TEXT NOT NULL,      -- event name without the "wsr:" provider prefix
   cpu   INTEGER,            -- cpu_id context field (NULL if not recorded)
@@ -47,8 +49,16 @@ CREATE TABLE events (
   a1    INTEGER,
   a2    INTEGER,
   a3    INTEGER,
-  extra TEXT
-);
+  extra TEXT,
+  PRIMARY KEY (ts, id)
+) WITHOUT ROWID;
+
+-- Events per name (all events, wsr and other providers), written at the end
+-- of ingestion; equal to SELECT name, count(*) FROM events GROUP BY name.
+CREATE TABLE event_counts (
+  name TEXT PRIMARY KEY,
+  n    INTEGER NOT NULL
+) WITHOUT ROWID;
 
 -- Where each payload field of each event is stored (col is a1, a2, a3,
 -- extra, or a JSON path into extra such as '$.idleprocs').

@@ -19,9 +19,6 @@ SELECT
   (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'gomaxprocs') AS gomaxprocs,
   (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'schedtrace_interval_ns') AS interval_ns;
 
-CREATE VIEW event_counts AS
-SELECT name, count(*) AS n FROM events GROUP BY name;
-
 -- Events by name, payload fields by name (event_fields).
 CREATE VIEW ev_init AS
 SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m,
