@@ -1,0 +1,415 @@
+#!/usr/bin/env python3
+# run.py - the issue 8 benchmark driver behind bench/run.sh (docs/performance.md).
+#
+# Builds two release trees of wsr outside the source tree (tracing compiled in, and
+# -Dtracing=disabled), the Go binary and the LLVM OpenMP programs (bench/meson.build),
+# then measures, each section with its implementations run alternately in rotating
+# order (so load on a shared machine falls on every side alike):
+#   1. throughput of every workload at 1 and 2 Ps: wsr (untraced build), Go, OpenMP;
+#   2. tracing cost at 2 Ps on spawn_tree, skewed and pingpong: compiled out,
+#      compiled in with no session, under `wsr run` (default mode), Go, Go -trace;
+#   3. peak RSS (/usr/bin/time -f %M) of spawn_flat at 1 and 2 Ps.
+# Prints medians with their spread, wsr/peer ratios and markdown tables; writes
+# the raw result lines and the tables under the build directory.
+#
+# Invariants: a run whose `check` differs from the other runs and implementations of
+# the same workload and size fails the whole command (exit 1) after the tables; no
+# wall-clock threshold is ever asserted. Exit 0 otherwise, 2 on usage errors.
+# Concurrency: runs one benchmark process at a time.
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+WORKLOADS = ['spawn_tree', 'spawn_flat', 'pingpong', 'skewed', 'sieve', 'yield', 'sleep_timers']
+OMP_WORKLOADS = {'spawn_tree', 'spawn_flat', 'skewed'}
+TRACE_WORKLOADS = ['spawn_tree', 'skewed', 'pingpong']
+
+# Arguments as in each program's usage line (the defaults are the issue's sizes).
+FULL = {
+    'spawn_tree': ['29'],
+    'spawn_flat': ['1000000', '3'],
+    'pingpong': ['6000000'],
+    'skewed': ['200000', '512', '4'],
+    'sieve': ['3000'],
+    'yield': ['1000000', '20'],
+    'sleep_timers': ['10000', '20', '1000000'],
+}
+QUICK = {
+    'spawn_tree': ['24'],
+    'spawn_flat': ['200000', '3'],
+    'pingpong': ['1000000'],
+    'skewed': ['40000', '512', '4'],
+    'sieve': ['1000'],
+    'yield': ['200000', '10'],
+    'sleep_timers': ['2000', '10', '1000000'],
+}
+PROCS_ENV = {'wsr': 'WSRMAXPROCS', 'go': 'GOMAXPROCS', 'omp': 'OMP_NUM_THREADS'}
+TIMEOUT = 900
+
+
+class BenchError(Exception):
+    pass
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, check=True, **kw)
+
+
+def out_of(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return '?'
+
+
+def build(root, no_build):
+    trees = {'traced': ['-Dtracing=enabled'], 'notrace': ['-Dtracing=disabled']}
+    for name, opts in trees.items():
+        d = os.path.join(root, name)
+        if no_build:
+            continue
+        if not os.path.exists(os.path.join(d, 'build.ninja')):
+            log(f'== meson setup {d}')
+            sh(['meson', 'setup', d, SRC, '--buildtype=release', '-Dtests=disabled',
+                '-Dviewer=disabled'] + opts, stdout=subprocess.DEVNULL)
+        log(f'== ninja -C {d}')
+        # Others' work in progress can break a build for a moment: retry once, then show it.
+        if subprocess.run(['ninja', '-C', d], stdout=subprocess.DEVNULL).returncode != 0:
+            sh(['ninja', '-C', d])
+    return {name: os.path.join(root, name) for name in trees}
+
+
+def parse_line(text):
+    for line in text.splitlines():
+        if line.startswith('name='):
+            return dict(kv.split('=', 1) for kv in line.split())
+    return None
+
+
+def run_once(cmd, env_extra, label):
+    env = dict(os.environ)
+    for k in ('WSRDEBUG', 'GODEBUG', 'WSRMAXPROCS', 'GOMAXPROCS', 'OMP_NUM_THREADS'):
+        env.pop(k, None)
+    env.update(env_extra)
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise BenchError(f'{label}: timed out after {TIMEOUT} s: {" ".join(cmd)}')
+    r = parse_line(p.stdout)
+    if p.returncode != 0 or r is None:
+        raise BenchError(f'{label}: exit {p.returncode}: {" ".join(cmd)}\n{p.stdout}{p.stderr}')
+    r['_stderr'] = p.stderr
+    return r
+
+
+class Runner:
+    def __init__(self, trees, sizes, runs, outdir):
+        self.trees, self.sizes, self.runs, self.outdir = trees, sizes, runs, outdir
+        self.raw = open(os.path.join(outdir, 'raw.txt'), 'w')
+        self.checks = {}
+        self.failures = []
+        self.recorder = self.make_recorder()
+
+    def exe(self, impl, w, tree='notrace'):
+        b = os.path.join(self.trees[tree], 'bench')
+        if impl == 'wsr':
+            return [os.path.join(b, 'bench-' + w)]
+        if impl == 'go':
+            return [os.path.join(b, 'wsrbench-go'), w]
+        if impl == 'omp':
+            return [os.path.join(b, 'bench-omp-' + w)]
+        raise ValueError(impl)
+
+    def have(self, impl, w):
+        return os.path.exists(self.exe(impl, w)[0])
+
+    def make_recorder(self):
+        # `wsr run` ingests and reports after recording when it can; the benchmark
+        # wants the recording only. Use --no-ingest when this wsr has it; otherwise run
+        # a copy of the binary from a directory with no `wsr` beside it, which makes
+        # run_postprocess fall back to its one-line summary.
+        wsr = os.path.join(self.trees['traced'], 'analyzer', 'wsr')
+        if not os.path.exists(wsr):
+            return None
+        if '--no-ingest' in out_of([wsr, 'run', '--help']) + out_of([wsr, 'help', 'run']):
+            return [wsr, 'run', '--no-ingest']
+        d = os.path.join(self.outdir, 'rec')
+        os.makedirs(d, exist_ok=True)
+        copy = os.path.join(d, 'wsr-record')
+        shutil.copy2(wsr, copy)
+        return [copy, 'run']
+
+    def measure(self, key, impl, w, procs, variant='plain'):
+        args = self.sizes[w]
+        env = {PROCS_ENV[impl]: str(procs)}
+        tree = 'notrace'
+        cmd = None
+        if variant == 'in':
+            tree = 'traced'
+        elif variant == 'run':
+            tree = 'traced'
+            tdir = os.path.join(self.outdir, 'traces', f'{w}-{procs}')
+            shutil.rmtree(tdir, ignore_errors=True)
+            os.makedirs(os.path.dirname(tdir), exist_ok=True)
+            cmd = self.recorder + ['--out', tdir, '--'] + self.exe(impl, w, tree) + args
+        elif variant == 'gotrace':
+            tfile = os.path.join(self.outdir, 'traces', f'{w}-{procs}.gotrace')
+            os.makedirs(os.path.dirname(tfile), exist_ok=True)
+            cmd = [self.exe('go', w)[0], '-trace', tfile, w] + args
+        if cmd is None:
+            cmd = self.exe(impl, w, tree) + args
+        label = f'{w} {impl}/{variant} P={procs}'
+        r = run_once(cmd, env, label)
+        if variant == 'run':
+            m = re.search(r'(\d+) events over .*?(\d+) events discarded', r['_stderr'])
+            r['events'], r['discarded'] = (m.group(1), m.group(2)) if m else ('?', '?')
+            shutil.rmtree(tdir, ignore_errors=True)
+        elif variant == 'gotrace':
+            r['trace_bytes'] = str(os.path.getsize(tfile))
+            os.unlink(tfile)
+        stderr = r.pop('_stderr')
+        self.raw.write(f'{key} variant={variant} {" ".join(f"{k}={v}" for k, v in r.items())}\n')
+        self.raw.flush()
+        ck = (w, ' '.join(args))
+        want = self.checks.setdefault(ck, (r['check'], r['ops'], label))
+        if (r['check'], r['ops']) != want[:2]:
+            self.failures.append(f'{label}: check={r["check"]} ops={r["ops"]}, but '
+                                 f'{want[2]} gave check={want[0]} ops={want[1]}')
+        log(f'  {label:34s} {float(r["ops_per_sec"]) / 1e6:9.3f} Mops/s  {r["secs"]} s'
+            + (f'  ({r["events"]} events, {r["discarded"]} discarded)'
+               if variant == 'run' else ''))
+        if stderr.strip() and variant not in ('run',):
+            log('    stderr: ' + stderr.strip().replace('\n', '\n    stderr: '))
+        return r
+
+    def alternate(self, key, cells, procs, w):
+        # cells: list of (name, impl, variant); each run rotates the starting cell.
+        got = {c[0]: [] for c in cells}
+        for i in range(self.runs):
+            for j in range(len(cells)):
+                name, impl, variant = cells[(i + j) % len(cells)]
+                got[name].append(self.measure(key, impl, w, procs, variant))
+        return got
+
+    def rss(self, impl, w, procs):
+        tf = os.path.join(self.outdir, 'rss.tmp')
+        cmd = ['/usr/bin/time', '-f', '%M', '-o', tf] + self.exe(impl, w) + self.sizes[w]
+        run_once(cmd, {PROCS_ENV[impl]: str(procs)}, f'rss {w} {impl} P={procs}')
+        with open(tf) as f:
+            kb = int(f.read().strip().splitlines()[-1])
+        os.unlink(tf)
+        log(f'  rss {w} {impl} P={procs}: {kb / 1024:.1f} MiB')
+        return kb
+
+
+def med(rs, key='ops_per_sec'):
+    return statistics.median(float(r[key]) for r in rs)
+
+
+def spread(rs, key='ops_per_sec'):
+    v = [float(r[key]) for r in rs]
+    m = statistics.median(v)
+    return 100.0 * (max(v) - min(v)) / 2 / m if m else 0.0
+
+
+def fmt_rate(rs):
+    if not rs:
+        return '–'
+    m = med(rs)
+    unit = f'{m / 1e6:.3f} M' if m >= 1e5 else f'{m / 1e3:.1f} k'
+    return f'{unit} ±{spread(rs):.0f}%'
+
+
+def ratio(a, b):
+    return f'{med(a) / med(b):.2f}' if a and b else '–'
+
+
+def machine_info(trees):
+    cpu = '?'
+    try:
+        with open('/proc/cpuinfo') as f:
+            for line in f:
+                if line.startswith('model name'):
+                    cpu = line.split(':', 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    commit = out_of(['git', '-C', SRC, 'rev-parse', '--short=12', 'HEAD'])
+    dirty = out_of(['git', '-C', SRC, 'status', '--porcelain', '--untracked-files=no'])
+    return {
+        'date': datetime.datetime.utcnow().strftime('%Y-%m-%d %H:%M UTC'),
+        'commit': commit + (' (tree has uncommitted changes)' if dirty else ''),
+        'host': f'{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} CPUs',
+        'os': out_of(['sh', '-c', '. /etc/os-release && echo "$PRETTY_NAME"']),
+        'gcc': out_of(['gcc', '-dumpfullversion']),
+        'clang': out_of(['sh', '-c', 'clang --version | head -1']),
+        'go': out_of(['go', 'version']),
+        'load': ' '.join(os.getloadavg().__repr__().strip('()').split(', ')),
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(prog='bench/run.sh', description='wsr benchmarks (issue 8): '
+                                 'wsr vs Go vs LLVM OpenMP, tracing cost, peak RSS.')
+    ap.add_argument('--quick', action='store_true', help='small sizes, 3 runs: a few minutes')
+    ap.add_argument('--runs', type=int, help='runs per cell (default 5, --quick 3)')
+    ap.add_argument('--builddir', default=os.environ.get('WSR_BENCH_DIR', '/tmp/wsr-bench'),
+                    help='where the build trees and results go (default /tmp/wsr-bench)')
+    ap.add_argument('--only', help='comma-separated workloads (default all)')
+    ap.add_argument('--procs', default='1,2', help='P counts for the throughput table')
+    ap.add_argument('--skip', default='', help='comma-separated sections to skip: '
+                    'throughput,tracing,rss')
+    ap.add_argument('--no-build', action='store_true', help='use the build trees as they are')
+    a = ap.parse_args()
+    runs = a.runs or (3 if a.quick else 5)
+    if runs < 1:
+        ap.error('--runs must be >= 1')
+    only = a.only.split(',') if a.only else WORKLOADS
+    for w in only:
+        if w not in WORKLOADS:
+            ap.error(f'unknown workload {w}')
+    procs = [int(p) for p in a.procs.split(',')]
+    skip = set(filter(None, a.skip.split(',')))
+    sizes = QUICK if a.quick else FULL
+
+    root = os.path.abspath(a.builddir)
+    os.makedirs(root, exist_ok=True)
+    trees = build(root, a.no_build)
+    outdir = os.path.join(root, 'results-' + datetime.datetime.utcnow().strftime('%Y%m%d-%H%M%S'))
+    os.makedirs(outdir)
+    info = machine_info(trees)
+    rn = Runner(trees, sizes, runs, outdir)
+    md = []
+    md.append(f'Run of `bench/run.sh{" --quick" if a.quick else ""}` on {info["date"]}, '
+              f'commit {info["commit"]}; {runs} alternating runs per cell, medians '
+              f'(± half the min–max range, relative to the median).')
+    md.append('')
+    md.append(f'Machine: {info["host"]}; {info["os"]}; gcc {info["gcc"]}; {info["clang"]}; '
+              f'{info["go"]}; load average at start {info["load"]}.')
+    md.append('')
+    results = {}
+
+    try:
+        if 'throughput' not in skip:
+            log('== throughput (wsr: -Dtracing=disabled release build)')
+            for p in procs:
+                for w in only:
+                    cells = [('wsr', 'wsr', 'plain'), ('go', 'go', 'plain')]
+                    if w in OMP_WORKLOADS and rn.have('omp', w):
+                        cells.append(('omp', 'omp', 'plain'))
+                    results[(w, p)] = rn.alternate(f'throughput P={p}', cells, p, w)
+            md.append('### Throughput (ops/s, higher is better; ratio > 1: wsr is faster)')
+            md.append('')
+            md.append('| workload | size | P | wsr | Go | wsr/Go | OpenMP | wsr/OpenMP |')
+            md.append('|---|---|---|---|---|---|---|---|')
+            for w in only:
+                for p in procs:
+                    r = results[(w, p)]
+                    md.append(f'| {w} | {" ".join(sizes[w])} | {p} | {fmt_rate(r["wsr"])} | '
+                              f'{fmt_rate(r["go"])} | **{ratio(r["wsr"], r["go"])}** | '
+                              f'{fmt_rate(r.get("omp"))} | {ratio(r["wsr"], r.get("omp"))} |')
+            md.append('')
+            if 'skewed' in only and 1 in procs and 2 in procs:
+                md.append('skewed speedup from 1 to 2 Ps (median ops/s at 2 Ps / at 1 P): ' +
+                          ', '.join(f'{impl} {med(results[("skewed", 2)][impl]) / med(results[("skewed", 1)][impl]):.2f}×'
+                                    for impl in ('wsr', 'go', 'omp')
+                                    if results[('skewed', 1)].get(impl)) + '.')
+                md.append('')
+            if 'sleep_timers' in only:
+                md.append('| sleep_timers | P | wakeups/s | oversleep p50 (µs) | oversleep p99 (µs) |')
+                md.append('|---|---|---|---|---|')
+                for p in procs:
+                    for impl in ('wsr', 'go'):
+                        rs = results[('sleep_timers', p)][impl]
+                        md.append(f'| {impl} | {p} | {med(rs, "wakeups_per_sec"):.0f} | '
+                                  f'{med(rs, "oversleep_p50_us"):.1f} | '
+                                  f'{med(rs, "oversleep_p99_us"):.1f} |')
+                md.append('')
+
+        if 'tracing' not in skip:
+            tw = [w for w in TRACE_WORKLOADS if w in only]
+            log('== tracing cost at 2 Ps')
+            tres = {}
+            for w in tw:
+                cells = [('out', 'wsr', 'plain'), ('in', 'wsr', 'in'), ('go', 'go', 'plain'),
+                         ('gotrace', 'go', 'gotrace')]
+                if rn.recorder:
+                    cells.insert(2, ('run', 'wsr', 'run'))
+                tres[w] = rn.alternate('tracing P=2', cells, 2, w)
+            md.append('### Tracing cost at 2 Ps (ops/s; slowdown = time relative to the untraced run)')
+            md.append('')
+            md.append('| workload | wsr compiled out | compiled in, no session | slowdown | '
+                      'under `wsr run` | slowdown | events (discarded) | Go | Go + runtime/trace | slowdown |')
+            md.append('|---|---|---|---|---|---|---|---|---|---|')
+
+            def slow(base, x):
+                return f'{(med(base) / med(x) - 1) * 100:+.1f}%' if base and x else '–'
+            for w in tw:
+                r = tres[w]
+                run = r.get('run', [])
+                ev = (f'{statistics.median(int(x["events"]) for x in run if x["events"] != "?"):.0f} '
+                      f'({statistics.median(int(x["discarded"]) for x in run if x["discarded"] != "?"):.0f})'
+                      if run and all(x['events'] != '?' for x in run) else '?')
+                md.append(f'| {w} | {fmt_rate(r["out"])} | {fmt_rate(r["in"])} | {slow(r["out"], r["in"])} | '
+                          f'{fmt_rate(run)} | {slow(r["out"], run)} | {ev} | {fmt_rate(r["go"])} | '
+                          f'{fmt_rate(r["gotrace"])} | {slow(r["go"], r["gotrace"])} |')
+            md.append('')
+            results['tracing'] = tres
+
+        if 'rss' not in skip and 'spawn_flat' in only:
+            log('== peak RSS of spawn_flat')
+            md.append(f'### Peak RSS of spawn_flat {" ".join(sizes["spawn_flat"])} '
+                      '(`/usr/bin/time -f %M`, median MiB)')
+            md.append('')
+            md.append('| P | wsr | Go | OpenMP |')
+            md.append('|---|---|---|---|')
+            impls = ['wsr', 'go'] + (['omp'] if rn.have('omp', 'spawn_flat') else [])
+            for p in procs:
+                kb = {i: [] for i in impls}
+                for k in range(runs):
+                    for j in range(len(impls)):
+                        impl = impls[(k + j) % len(impls)]
+                        kb[impl].append(rn.rss(impl, 'spawn_flat', p))
+                cellv = {i: f'{statistics.median(kb[i]) / 1024:.1f} (±{(max(kb[i]) - min(kb[i])) / 2048:.1f})'
+                         for i in impls}
+                md.append(f'| {p} | {cellv["wsr"]} | {cellv["go"]} | {cellv.get("omp", "–")} |')
+                results[('rss', p)] = kb
+            md.append('')
+    except BenchError as e:
+        log(f'bench/run.sh: error: {e}')
+        return 1
+    finally:
+        rn.raw.close()
+
+    md.append(f'Load average at the end: {" ".join(f"{x:.2f}" for x in os.getloadavg())}. '
+              f'Raw lines: {os.path.join(outdir, "raw.txt")}.')
+    text = '\n'.join(md) + '\n'
+    with open(os.path.join(outdir, 'results.md'), 'w') as f:
+        f.write(text)
+    with open(os.path.join(outdir, 'results.json'), 'w') as f:
+        json.dump({repr(k): v for k, v in results.items()}, f, indent=1)
+    print(text)
+    if rn.failures:
+        log('bench/run.sh: error: results differ between runs or implementations:')
+        for m in rn.failures:
+            log('  ' + m)
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
