@@ -85,7 +85,7 @@ struct ps {
 	uint8_t state;
 	int32_t holder, st_m;
 	int64_t start;
-	int64_t ring, runnext, schedticks, syscalls;
+	int64_t ring, runnext, schedticks, syscalls, run_ns, runnext_runs;
 	int64_t w_ring, w_runnext, w_ticks; /* last written to p_counters */
 	bool written;
 };
@@ -142,7 +142,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 		 "end_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[ST_DISCARDED] = "INSERT INTO discarded (kind, stream, cpu, begin_ts, end_ts, count) "
 			 "VALUES (?, ?, ?, ?, ?, ?)",
-	[ST_P] = "INSERT INTO p (p, schedticks, syscalls) VALUES (?, ?, ?)",
+	[ST_P] = "INSERT INTO p (p, schedticks, syscalls, run_ns, runnext_runs) VALUES (?, ?, ?, "
+		 "?, ?)",
 	[ST_M] = "INSERT INTO m (m, tid, created_ts, creator) VALUES (?, ?, ?, ?)",
 	[ST_EVENT_COUNT] = "INSERT INTO event_counts (name, n) VALUES (?, ?) ON CONFLICT (name) "
 			   "DO UPDATE SET n = n + excluded.n",
@@ -179,12 +180,15 @@ struct derive {
 
 	struct counters cur, written;
 	bool written_any;
+	int64_t written_ts;
+	/* time integrals of the counters step function */
+	int64_t idle_global_ns, idle_runnable_ns;
 	int *dirty_ps;
 	int n_dirty;
 
 	struct stream_info streams[MAX_STREAMS];
 
-	uint64_t events, wsr_events, foreign_events, schedtraces;
+	uint64_t events, wsr_events, foreign_events, schedtraces, spins_found;
 	uint64_t discarded_events, discarded_packets, discarded_records;
 	int64_t first_ts, last_ts;
 	bool any_ts;
@@ -354,6 +358,8 @@ static int g_close(struct derive *dv, struct gs *e, int64_t ts, const char *sour
 	bind_text(s, 8, source);
 	bind_i64(s, 9, cut);
 	e->ns[e->state] += ts - e->start;
+	if (e->state == GS_RUNNING && e->p >= 0 && e->p < dv->np)
+		dv->ps[e->p].run_ns += ts - e->start;
 	return step(dv, ST_G_STATE, err);
 }
 
@@ -637,6 +643,16 @@ static int release(struct derive *dv, int m, int p, int64_t ts, struct wsr_err *
 static int flush_counters(struct derive *dv, int64_t ts, struct wsr_err *err)
 {
 	if (!dv->written_any || memcmp(&dv->cur, &dv->written, sizeof(dv->cur)) != 0) {
+		if (dv->written_any) {
+			/* The previous row held on [written_ts, ts). */
+			int64_t dt = ts - dv->written_ts;
+			const struct counters *w = &dv->written;
+			if (w->idle_ps > 0 && w->global_len > 0)
+				dv->idle_global_ns += dt;
+			if (w->idle_ps > 0 && w->runnable_gs > 0)
+				dv->idle_runnable_ns += dt;
+		}
+		dv->written_ts = ts;
 		sqlite3_stmt *s = dv->st[ST_COUNTERS];
 		bind_i64(s, 1, ts);
 		bind_i64(s, 2, dv->cur.idle_ps);
@@ -1051,6 +1067,8 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra,
 		if (P->runnext == r->g)
 			P->runnext = 0;
 		P->schedticks++;
+		if (r->a1 == 0)
+			P->runnext_runs++;
 		p_dirty(dv, p);
 		e->q = Q_NONE;
 		e->qp = -1;
@@ -1149,6 +1167,8 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra,
 	case EV_SPIN_START:
 	case EV_SPIN_STOP:
 		dv->cur.spinning_ms = r->a1;
+		if (r->ev == EV_SPIN_STOP && r->a2)
+			dv->spins_found++;
 		if (m >= 0) {
 			dv->ms[m].spinning = r->ev == EV_SPIN_START;
 			if (m_set(dv, m, ts, err) < 0)
@@ -1452,6 +1472,14 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 	dv->finished = true;
 	if (dv->any_ts && flush_counters(dv, end, err) < 0)
 		return -1;
+	if (dv->written_any) {
+		const struct counters *w = &dv->written;
+		int64_t dt = end - dv->written_ts;
+		if (w->idle_ps > 0 && w->global_len > 0)
+			dv->idle_global_ns += dt;
+		if (w->idle_ps > 0 && w->runnable_gs > 0)
+			dv->idle_runnable_ns += dt;
+	}
 	/* Close what is open at the last event: cut = 1. */
 	for (size_t i = 0; i < dv->gcap; i++) {
 		struct gs *e = &dv->gtab[i];
@@ -1479,6 +1507,8 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 		bind_i64(s, 1, p);
 		bind_i64(s, 2, P->schedticks);
 		bind_i64(s, 3, P->syscalls);
+		bind_i64(s, 4, P->run_ns);
+		bind_i64(s, 5, P->runnext_runs);
 		if (step(dv, ST_P, err) < 0)
 			return -1;
 	}
@@ -1547,6 +1577,9 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 		{"g_count", (int64_t)dv->gtotal, true},
 		{"g_live_peak", (int64_t)dv->gpeak, true},
 		{"schedtrace_interval_ns", nice_interval(duration), true},
+		{"idle_while_global_ns", dv->idle_global_ns, true},
+		{"idle_while_runnable_ns", dv->idle_runnable_ns, true},
+		{"spins_found", (int64_t)dv->spins_found, true},
 	};
 	for (size_t k = 0; k < sizeof(ints) / sizeof(ints[0]); k++)
 		if (ints[k].ok && db_meta_int(dv->db, ints[k].k, ints[k].v, err) < 0)

@@ -26,6 +26,11 @@ struct subcommand {
 static const struct subcommand subcommands[] = {
 	{"run", cmd_run, "run [--out DIR] [--lossless] [--subbuf-size SIZE] -- PROGRAM ARGS"},
 	{"ingest", cmd_ingest, "ingest TRACE_DIR [-o trace.db] [--force]"},
+	{"report", cmd_report,
+	 "report trace.db [--interval 10ms] [--detail] [--format text|md|json|junit] "
+	 "[--steal-graph dot]"},
+	{"check", cmd_check, "check trace.db --fail-if 'METRIC OP VALUE' ..."},
+	{"diff", cmd_diff, "diff base.db new.db"},
 };
 
 static void usage(FILE *f)

@@ -22,10 +22,12 @@
  *   5. While it runs, SIGINT and SIGQUIT are ignored here (the terminal
  *      sends them to PROGRAM, which shares our process group), SIGTERM and
  *      SIGHUP are forwarded, so the session is always stopped and destroyed.
- *   6. `lttng stop` (returns once flushed), read the tracer's discarded
- *      events / lost packets, `lttng destroy`.
- *   7. run_postprocess(): ingest + report when the analyzer has them, else
- *      print the trace path and what the trace holds (trace_stats_read()).
+ *   6. `lttng stop` (returns once flushed), `lttng destroy`, then count
+ *      the discarded events and lost packets from the trace's packet
+ *      indexes (exact, and no event needs decoding) and warn if any.
+ *   7. run_postprocess(): ingest + report when the analyzer has them (and
+ *      no --no-ingest), else print the trace path and what the trace holds
+ *      (trace_stats_read()).
  *
  * Exit status: PROGRAM's own (128 + n when killed by signal n), except 2 for
  * a usage error, 1 when recording failed before PROGRAM ran or when PROGRAM
@@ -61,8 +63,8 @@
 #define PREFIX "wsr run"
 
 static const char run_usage[] =
-	"usage: wsr run [--out DIR] [--lossless] [--subbuf-size SIZE] [--num-subbuf N] -- PROGRAM "
-	"[ARGS...]\n"
+	"usage: wsr run [--out DIR] [--lossless] [--subbuf-size SIZE] [--num-subbuf N] [--no-ingest]\n"
+	"               -- PROGRAM [ARGS...]\n"
 	"\n"
 	"Records a trace of PROGRAM's scheduler events (LTTng provider `wsr`).\n"
 	"  --out DIR          trace directory (default ./wsr-traces/PROGRAM-YYYYMMDD-HHMMSS);\n"
@@ -70,6 +72,8 @@ static const char run_usage[] =
 	"  --lossless         blocking mode: nothing is discarded, PROGRAM waits for the consumer\n"
 	"  --subbuf-size SIZE sub-buffer size, e.g. 4M (default), 256k; a power of two\n"
 	"  --num-subbuf N     sub-buffers per CPU (default 8); a power of two\n"
+	"  --no-ingest        only record: print the trace path and a summary, skip\n"
+	"                     `wsr ingest` and `wsr report`\n"
 	"Exit status: PROGRAM's (128+N if killed by signal N); 1 if recording failed; 2 usage.\n";
 
 static volatile sig_atomic_t child_pid;
@@ -273,18 +277,30 @@ static int print_summary(struct wsr_err *err, const char *trace_dir)
 	return 0;
 }
 
+/* 1 when `WSR SUBCOMMAND --help` exits 0, i.e. this wsr has SUBCOMMAND. */
+static int wsr_has(const char *wsr, const char *subcommand)
+{
+	char *probe[] = {(char *)wsr, (char *)subcommand, "--help", NULL};
+	struct wsr_err ignored;
+
+	err_init(&ignored);
+	return access(wsr, X_OK) == 0 && run_wsr(&ignored, probe, 1) == 0;
+}
+
 /*
- * run_postprocess - the step after recording: `wsr ingest TRACE -o
- * TRACE/trace.db` then `wsr report TRACE/trace.db`, both run from the
- * directory of this executable, when this `wsr` has those subcommands
- * (`wsr ingest --help` exits 0); otherwise prints the trace path and a
- * one-line summary. Returns 0 or -1.
+ * run_postprocess - the step after recording. When this `wsr` (the one
+ * beside /proc/self/exe) has `ingest`, runs `wsr ingest TRACE -o
+ * TRACE/trace.db` and then, if it has `report`, `wsr report TRACE/trace.db`
+ * (their output goes straight to ours). Without `ingest`, or with
+ * --no-ingest (INGEST = 0), prints the trace path and a one-line summary.
+ * Returns 0 or -1.
  */
-static int run_postprocess(struct wsr_err *err, const char *trace_dir)
+static int run_postprocess(struct wsr_err *err, const char *trace_dir, int ingest)
 {
 	char self[PATH_MAX], wsr[PATH_MAX + 8], db[PATH_MAX + 16];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	char *slash;
+	int rc;
 
 	if (n <= 0) {
 		err_push(err, "readlink /proc/self/exe: %s", strerror(errno));
@@ -296,24 +312,27 @@ static int run_postprocess(struct wsr_err *err, const char *trace_dir)
 		*slash = '\0';
 	snprintf(wsr, sizeof(wsr), "%s/wsr", self);
 	snprintf(db, sizeof(db), "%s/trace.db", trace_dir);
+	if (!ingest || !wsr_has(wsr, "ingest"))
+		return print_summary(err, trace_dir);
+
+	fprintf(stderr, PREFIX ": trace: %s\n", trace_dir);
 	{
-		char *probe[] = {wsr, "ingest", "--help", NULL};
-		char *ingest[] = {wsr, "ingest", (char *)trace_dir, "-o", db, NULL};
-		char *report[] = {wsr, "report", db, NULL};
-		struct wsr_err probe_err;
-		int rc;
+		char *argv[] = {wsr, "ingest", (char *)trace_dir, "-o", db, NULL};
 
-		err_init(&probe_err);
-
-		if (access(wsr, X_OK) != 0 || run_wsr(&probe_err, probe, 1) != 0)
-			return print_summary(err, trace_dir);
-		fprintf(stderr, PREFIX ": trace: %s\n", trace_dir);
-		rc = run_wsr(err, ingest, 0);
+		rc = run_wsr(err, argv, 0);
 		if (rc != 0) {
-			err_push(err, "`wsr ingest %s` failed (exit status %d)", trace_dir, rc);
+			err_push(err, "`wsr ingest %s -o %s` failed (exit status %d)", trace_dir, db, rc);
 			return -1;
 		}
-		rc = run_wsr(err, report, 0);
+	}
+	if (!wsr_has(wsr, "report")) {
+		fprintf(stderr, PREFIX ": database: %s\n", db);
+		return 0;
+	}
+	{
+		char *argv[] = {wsr, "report", db, NULL};
+
+		rc = run_wsr(err, argv, 0);
 		if (rc != 0) {
 			err_push(err, "`wsr report %s` failed (exit status %d)", db, rc);
 			return -1;
@@ -379,10 +398,11 @@ int cmd_run(int argc, char **argv)
 	char **prog_argv = NULL;
 	char dir[PATH_MAX], session[96];
 	int go_fd = -1, exec_fd = -1, session_made = 0, child_ran = 0, record_failed = 0;
+	int no_ingest = 0;
 	int status = 0, exit_code = 1, rc;
 	pid_t sessiond = 0, pid = -1;
 	struct sigaction ign = {0}, fwd = {0}, old_int, old_quit, old_term, old_hup;
-	uint64_t lost_events = 0, lost_packets = 0;
+	struct trace_index ix;
 	struct timespec now;
 	int i;
 
@@ -403,6 +423,10 @@ int cmd_run(int argc, char **argv)
 		}
 		if (strcmp(a, "--lossless") == 0) {
 			opts.lossless = 1;
+			continue;
+		}
+		if (strcmp(a, "--no-ingest") == 0) {
+			no_ingest = 1;
 			continue;
 		}
 		if (strncmp(a, "--out", 5) == 0 || strncmp(a, "--subbuf-size", 13) == 0 ||
@@ -531,8 +555,7 @@ restore:
 	if (err.n > 0)
 		goto fail;
 
-	if (record_session_stop(&err, session) != 0 ||
-	    record_session_discarded(&err, session, &lost_events, &lost_packets) != 0) {
+	if (record_session_stop(&err, session) != 0) {
 		err_push(&err, "finishing LTTng session %s", session);
 		goto fail;
 	}
@@ -547,13 +570,17 @@ restore:
 	sessiond = 0;
 	if (!child_ran)
 		goto out;
-	if (lost_events > 0 || lost_packets > 0)
+	if (trace_index_read(&err, dir, &ix) != 0) {
+		err_push(&err, "reading the packet indexes of %s", dir);
+		goto fail;
+	}
+	if (ix.discarded_events > 0 || ix.lost_packets > 0)
 		fprintf(stderr,
 			PREFIX ": warning: the tracer discarded %" PRIu64 " events and lost %" PRIu64
 			       " packets; figures that depend on them are incomplete (raise "
-			       "--subbuf-size/--num-subbuf or use --lossless)\n",
-			lost_events, lost_packets);
-	if (run_postprocess(&err, dir) != 0) {
+			       "--subbuf-size/--num-subbuf%s)\n",
+			ix.discarded_events, ix.lost_packets, opts.lossless ? "" : " or use --lossless");
+	if (run_postprocess(&err, dir, !no_ingest) != 0) {
 		record_failed = 1;
 		goto fail;
 	}

@@ -68,10 +68,6 @@ int record_session_start(struct wsr_err *err, const char *session);
 /* Stops SESSION; returns after the consumer has flushed every buffer. */
 int record_session_stop(struct wsr_err *err, const char *session);
 
-/* The tracer's own loss counters for the channel, read while SESSION exists. */
-int record_session_discarded(struct wsr_err *err, const char *session, uint64_t *events,
-			     uint64_t *packets);
-
 int record_session_destroy(struct wsr_err *err, const char *session);
 
 /* What a finished trace holds, read back with libbabeltrace2. */
@@ -87,5 +83,20 @@ struct trace_stats {
 
 /* Reads every CTF trace below DIR (found by its `metadata` file). */
 int trace_stats_read(struct wsr_err *err, const char *dir, struct trace_stats *st);
+
+/* What the packet indexes say (cheap: no event is decoded). */
+struct trace_index {
+	uint64_t streams;           /* index files found */
+	uint64_t packets;           /* index entries */
+	uint64_t discarded_events;  /* sum over streams of the last cumulative events_discarded */
+	uint64_t lost_packets;      /* gaps in each stream's packet_seq_num */
+	uint64_t bytes;             /* sum of packet sizes */
+};
+
+/*
+ * Reads the CTF packet index files (index/<stream>.idx, format 1.x, big
+ * endian) below DIR. A trace with no index file gives all zeros.
+ */
+int trace_index_read(struct wsr_err *err, const char *dir, struct trace_index *ix);
 
 #endif /* WSR_ANALYZER_RECORD_H */

@@ -245,3 +245,116 @@ out:
 	bt_plugin_put_ref(utils);
 	return ret;
 }
+
+/* nftw() state for trace_index_read(): the first error wins. */
+static struct {
+	struct trace_index *ix;
+	struct wsr_err *err;
+	int failed;
+} iwalk;
+
+static uint64_t be64(const unsigned char *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static uint32_t be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/*
+ * One index file: a 16-byte header (magic 0xC1F1DCC1, major, minor, entry
+ * length) then fixed-size entries: offset, packet_size, content_size,
+ * timestamp_begin, timestamp_end, events_discarded, stream_id (1.0), then
+ * stream_instance_id, packet_seq_num (1.1). events_discarded is cumulative
+ * per stream, so the last entry holds the stream's total.
+ */
+static int index_file(const char *path)
+{
+	unsigned char hdr[16], *ent = NULL;
+	uint32_t major, minor, len;
+	uint64_t last_disc = 0, prev_seq = 0;
+	int have_seq = 0, ret = -1;
+	FILE *f = fopen(path, "rb");
+
+	if (f == NULL) {
+		err_push(iwalk.err, "opening %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fread(hdr, 1, sizeof(hdr), f) != sizeof(hdr) || be32(hdr) != 0xC1F1DCC1u) {
+		err_push(iwalk.err, "%s: not a CTF packet index", path);
+		goto out;
+	}
+	major = be32(hdr + 4);
+	minor = be32(hdr + 8);
+	len = be32(hdr + 12);
+	if (major != 1 || len < 56 || len > 4096) {
+		err_push(iwalk.err, "%s: unsupported index format %u.%u (entry %u bytes)", path, major,
+			 minor, len);
+		goto out;
+	}
+	ent = malloc(len);
+	if (ent == NULL) {
+		err_push(iwalk.err, "out of memory");
+		goto out;
+	}
+	iwalk.ix->streams++;
+	while (fread(ent, 1, len, f) == len) {
+		iwalk.ix->packets++;
+		iwalk.ix->bytes += be64(ent + 8) / 8;
+		last_disc = be64(ent + 40);
+		if (minor >= 1 && len >= 72) {
+			uint64_t seq = be64(ent + 64);
+
+			if (have_seq && seq > prev_seq + 1)
+				iwalk.ix->lost_packets += seq - prev_seq - 1;
+			prev_seq = seq;
+			have_seq = 1;
+		}
+	}
+	iwalk.ix->discarded_events += last_disc;
+	ret = 0;
+out:
+	free(ent);
+	fclose(f);
+	return ret;
+}
+
+static int iwalk_visit(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	size_t n = strlen(path);
+
+	(void)sb;
+	(void)ftw;
+	if (type != FTW_F || n < 4 || strcmp(path + n - 4, ".idx") != 0 ||
+	    strstr(path, "/index/") == NULL)
+		return 0;
+	if (index_file(path) != 0) {
+		iwalk.failed = 1;
+		return 1; /* stop the walk */
+	}
+	return 0;
+}
+
+int trace_index_read(struct wsr_err *err, const char *dir, struct trace_index *ix)
+{
+	int rc;
+
+	memset(ix, 0, sizeof(*ix));
+	iwalk.ix = ix;
+	iwalk.err = err;
+	iwalk.failed = 0;
+	rc = nftw(dir, iwalk_visit, 16, FTW_PHYS);
+	if (iwalk.failed)
+		return -1;
+	if (rc != 0) {
+		err_push(err, "walking %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}

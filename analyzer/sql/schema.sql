@@ -23,7 +23,11 @@ PRAGMA user_version = 1;
 -- Trace-wide facts: trace_path, hostname, procname, vpid, gomaxprocs,
 -- runq_size, runtime_version, start_ts, end_ts, duration_ns, events,
 -- discarded_events, discarded_packets, schema_version, analyzer_version,
--- schedtrace_interval_ns (the default interval of the schedtrace view).
+-- schedtrace_interval_ns (the default interval of the schedtrace view),
+-- idle_while_global_ns / idle_while_runnable_ns (time during which at least
+-- one P was idle while the global queue held a G / while some G was
+-- runnable: integrals of the counters step function), spins_found
+-- (spin_stop events with found_work = 1).
 CREATE TABLE meta (
   key   TEXT PRIMARY KEY,
   value
@@ -126,9 +130,11 @@ CREATE TABLE g (
 
 -- One row per P (0..gomaxprocs-1) and per M seen.
 CREATE TABLE p (
-  p          INTEGER PRIMARY KEY,
-  schedticks INTEGER NOT NULL,    -- g_run on this P (Go's schedtick)
-  syscalls   INTEGER NOT NULL     -- syscall_enter on this P (Go's syscalltick)
+  p            INTEGER PRIMARY KEY,
+  schedticks   INTEGER NOT NULL,  -- g_run on this P (Go's schedtick)
+  syscalls     INTEGER NOT NULL,  -- syscall_enter on this P (Go's syscalltick)
+  run_ns       INTEGER NOT NULL,  -- time Gs ran on it (its g_state running intervals)
+  runnext_runs INTEGER NOT NULL   -- g_run with source runnext
 );
 CREATE TABLE m (
   m          INTEGER PRIMARY KEY,

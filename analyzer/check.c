@@ -1,0 +1,298 @@
+/*
+ * check.c - `wsr check trace.db --fail-if 'METRIC OP VALUE' ...` (the CI
+ * gate) and `wsr diff base.db new.db` (the same metrics side by side).
+ *
+ * Invariants:
+ *   - A condition is METRIC OP NUMBER with OP one of > >= < <= == !=;
+ *     METRIC is a name of metric_list (metrics.c); anything else is a usage
+ *     error (exit 2) naming the problem.
+ *   - check prints one line per condition: "ok: ..." or "FAIL: ..." (the
+ *     one-line reason), and exits 1 if any condition is breached.
+ *   - Figures that discarded events may have touched say so on their line.
+ * Concurrency: single-threaded.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "cmd.h"
+#include "db.h"
+#include "metrics.h"
+
+enum op { OP_GT, OP_GE, OP_LT, OP_LE, OP_EQ, OP_NE };
+#define OP_COUNT 6
+static const char *const op_names[OP_COUNT] = {">", ">=", "<", "<=", "==", "!="};
+
+static const char *op_str(enum op op)
+{
+	return (unsigned)op < OP_COUNT ? op_names[op] : "?";
+}
+
+struct cond {
+	char metric[64];
+	enum op op;
+	double value;
+	const char *text;
+};
+
+static const struct metric_info *find_metric(const char *name)
+{
+	for (int i = 0; i < metric_count; i++)
+		if (strcmp(metric_list[i].name, name) == 0)
+			return &metric_list[i];
+	return NULL;
+}
+
+/* Parses "METRIC OP NUMBER"; returns 0, or -1 with a message in why. */
+static int parse_cond(const char *s, struct cond *c, char *why, size_t wsize)
+{
+	const char *p = s;
+	size_t n = 0;
+
+	c->text = s;
+	while (isspace((unsigned char)*p))
+		p++;
+	while ((isalnum((unsigned char)*p) || *p == '_') && n + 1 < sizeof(c->metric))
+		c->metric[n++] = *p++;
+	c->metric[n] = '\0';
+	if (n == 0) {
+		snprintf(why, wsize, "'%s': expected METRIC OP VALUE, e.g. 'spin_cpu_pct > 25'", s);
+		return -1;
+	}
+	if (find_metric(c->metric) == NULL) {
+		snprintf(why, wsize, "'%s': unknown metric '%s' (wsr check --list shows them)", s,
+			 c->metric);
+		return -1;
+	}
+	while (isspace((unsigned char)*p))
+		p++;
+	int found = -1;
+	for (int k = 0; k < 6; k++) {
+		size_t l = strlen(op_names[k]);
+		if (strncmp(p, op_names[k], l) == 0 && (found < 0 || l > strlen(op_names[found])))
+			found = k;
+	}
+	if (found < 0) {
+		snprintf(why, wsize, "'%s': expected one of > >= < <= == != after '%s'", s,
+			 c->metric);
+		return -1;
+	}
+	c->op = (enum op)found;
+	p += strlen(op_names[found]);
+	char *end;
+	c->value = strtod(p, &end);
+	if (end == p || !isfinite(c->value)) {
+		snprintf(why, wsize, "'%s': expected a number after '%s'", s, op_names[found]);
+		return -1;
+	}
+	while (isspace((unsigned char)*end))
+		end++;
+	if (*end != '\0') {
+		snprintf(why, wsize, "'%s': unexpected '%s' after the number", s, end);
+		return -1;
+	}
+	return 0;
+}
+
+static bool holds(enum op op, double a, double b)
+{
+	switch (op) {
+	case OP_GT:
+		return a > b;
+	case OP_GE:
+		return a >= b;
+	case OP_LT:
+		return a < b;
+	case OP_LE:
+		return a <= b;
+	case OP_EQ:
+		return a == b;
+	case OP_NE:
+		return a != b;
+	}
+	return false;
+}
+
+static void list_metrics(FILE *f)
+{
+	for (int i = 0; i < metric_count; i++)
+		fprintf(f, "  %-24s %s\n", metric_list[i].name, metric_list[i].what);
+}
+
+static int load(const char *path, sqlite3 **db, struct metrics **m, struct wsr_err *err)
+{
+	*m = calloc(1, sizeof(**m));
+	if (*m == NULL) {
+		err_push(err, "out of memory");
+		return -1;
+	}
+	if (db_open_ro(path, db, err) < 0 || metrics_load(*db, path, *m, err) < 0)
+		return -1;
+	return 0;
+}
+
+int cmd_check(int argc, char **argv)
+{
+	struct cond conds[64];
+	int n = 0, breaches = 0, ret = 1;
+	const char *path = NULL;
+	char why[512];
+	struct wsr_err err;
+	sqlite3 *db = NULL;
+	struct metrics *m = NULL;
+
+	err_init(&err);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			printf("usage: wsr check trace.db --fail-if 'METRIC OP VALUE' ...\n"
+			       "  OP: > >= < <= == !=; exit 1 if any condition holds.\n"
+			       "metrics:\n");
+			list_metrics(stdout);
+			return 0;
+		} else if (strcmp(a, "--list") == 0) {
+			list_metrics(stdout);
+			return 0;
+		} else if (strcmp(a, "--fail-if") == 0) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "wsr check: error: --fail-if needs an expression\n");
+				return 2;
+			}
+			if (n == 64) {
+				fprintf(stderr, "wsr check: error: at most 64 conditions\n");
+				return 2;
+			}
+			if (parse_cond(argv[++i], &conds[n], why, sizeof(why)) < 0) {
+				fprintf(stderr, "wsr check: error: %s\n", why);
+				return 2;
+			}
+			n++;
+		} else if (a[0] == '-') {
+			fprintf(stderr, "wsr check: error: unknown option '%s'\n", a);
+			return 2;
+		} else if (path == NULL) {
+			path = a;
+		} else {
+			fprintf(stderr, "wsr check: error: unexpected argument '%s'\n", a);
+			return 2;
+		}
+	}
+	if (path == NULL || n == 0) {
+		fprintf(stderr, "usage: wsr check trace.db --fail-if 'METRIC OP VALUE' ...\n");
+		return 2;
+	}
+	if (load(path, &db, &m, &err) < 0) {
+		err_print(&err, "wsr check", stderr);
+		ret = err.exit_code;
+		goto out;
+	}
+	bool lossy_trace = m->discarded_events + m->discarded_packets > 0;
+	for (int i = 0; i < n; i++) {
+		double v = 0;
+		const struct metric_info *mi = find_metric(conds[i].metric);
+		metric_value(m, conds[i].metric, &v);
+		bool breach = holds(conds[i].op, v, conds[i].value);
+		breaches += breach;
+		printf("%s: %s %s %g: %s = %.6g%s\n", breach ? "FAIL" : "ok", conds[i].metric,
+		       op_str(conds[i].op), conds[i].value, conds[i].metric, v,
+		       lossy_trace && mi->lossy ? " (approximate: events were lost)" : "");
+	}
+	ret = breaches > 0 ? 1 : 0;
+out:
+	free(m);
+	if (db != NULL)
+		sqlite3_close(db);
+	return ret;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	const char *paths[2] = {NULL, NULL};
+	const char *format = "text";
+	struct wsr_err err;
+	sqlite3 *db[2] = {NULL, NULL};
+	struct metrics *m[2] = {NULL, NULL};
+	int ret = 1, np = 0;
+
+	err_init(&err);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			printf("usage: wsr diff base.db new.db [--format text|md|json]\n"
+			       "  The metrics of two runs side by side with their deltas.\n");
+			return 0;
+		} else if (strcmp(a, "--format") == 0 && i + 1 < argc) {
+			format = argv[++i];
+		} else if (a[0] == '-') {
+			fprintf(stderr, "wsr diff: error: unknown option '%s'\n", a);
+			return 2;
+		} else if (np < 2) {
+			paths[np++] = a;
+		} else {
+			fprintf(stderr, "wsr diff: error: unexpected argument '%s'\n", a);
+			return 2;
+		}
+	}
+	bool md = strcmp(format, "md") == 0, json = strcmp(format, "json") == 0;
+	if (np != 2 || (!md && !json && strcmp(format, "text") != 0)) {
+		fprintf(stderr, "usage: wsr diff base.db new.db [--format text|md|json]\n");
+		return 2;
+	}
+	for (int k = 0; k < 2; k++) {
+		if (load(paths[k], &db[k], &m[k], &err) < 0) {
+			err_print(&err, "wsr diff", stderr);
+			ret = err.exit_code;
+			goto out;
+		}
+	}
+	if (json)
+		printf("{\n  \"base\": \"%s\",\n  \"new\": \"%s\",\n  \"metrics\": {", paths[0],
+		       paths[1]);
+	else if (md)
+		printf("| metric | base | new | delta | delta %% |\n|---|---|---|---|---|\n");
+	else
+		printf("%-26s %16s %16s %16s %9s\n", "metric", "base", "new", "delta", "delta%");
+	for (int i = 0; i < metric_count; i++) {
+		double a = 0, b = 0;
+		metric_value(m[0], metric_list[i].name, &a);
+		metric_value(m[1], metric_list[i].name, &b);
+		double d = b - a;
+		char rel[32];
+		if (a != 0)
+			snprintf(rel, sizeof(rel), "%+.1f%%", 100.0 * d / fabs(a));
+		else
+			snprintf(rel, sizeof(rel), "%s", d == 0 ? "0.0%" : "n/a");
+		bool lossy = metric_list[i].lossy &&
+			     (m[0]->discarded_events + m[0]->discarded_packets +
+				      m[1]->discarded_events + m[1]->discarded_packets >
+			      0);
+		if (json)
+			printf("%s\n    \"%s\": {\"base\": %.17g, \"new\": %.17g, \"delta\": %.17g}",
+			       i ? "," : "", metric_list[i].name, a, b, d);
+		else if (md)
+			printf("| %s%s | %.6g | %.6g | %+.6g | %s |\n", metric_list[i].name,
+			       lossy ? "*" : "", a, b, d, rel);
+		else
+			printf("%-26s %16.6g %16.6g %+16.6g %9s\n", metric_list[i].name, a, b, d, rel);
+		if (!json && !md && lossy)
+			printf("%-26s (* events were lost in one of the runs: approximate)\n", "");
+	}
+	if (json)
+		printf("\n  }\n}\n");
+	ret = 0;
+out:
+	for (int k = 0; k < 2; k++) {
+		free(m[k]);
+		if (db[k] != NULL)
+			sqlite3_close(db[k]);
+	}
+	return ret;
+}

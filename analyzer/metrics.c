@@ -1,0 +1,549 @@
+/*
+ * metrics.c - figures of a trace database (see metrics.h, docs/report.md).
+ *
+ * Design: every figure is one SQL query over the derived tables, which are
+ * small next to `events` (p, m, steals, spills, global_gets, p_state,
+ * m_state, meta) or read in one sorted pass (sched_latency). Nothing here
+ * scans `events`: a report on a 10M-event database stays well under 2 s.
+ * The time integrals that would need a pass over `counters` are computed
+ * during ingestion and kept in meta (idle_while_*_ns).
+ *
+ * Invariants:
+ *   - Read-only; every SQLite rc is checked and reported with errmsg.
+ *   - A P id outside 0..METRICS_MAX_P-1 is ignored (gomaxprocs is capped at
+ *     1024 by ingestion, and per-P figures stop at METRICS_MAX_P).
+ * Concurrency: single-threaded.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "db.h"
+#include "metrics.h"
+
+const struct metric_info metric_list[] = {
+	{"duration_ms", "trace duration, ms", false},
+	{"events", "events in the trace", false},
+	{"discarded", "events + packets lost (LTTng discard mode)", false},
+	{"discarded_events", "events lost", false},
+	{"discarded_packets", "packets lost", false},
+	{"gomaxprocs", "number of Ps", false},
+	{"threads", "Ms seen", true},
+	{"gs", "Gs seen", true},
+	{"steals", "successful steals", true},
+	{"stolen", "Gs taken by steals", true},
+	{"spills", "local run queue overflows to the global queue", true},
+	{"global_gets", "batches taken from the global queue", true},
+	{"runnext_hit_pct", "runs that came from the runnext slot, %", true},
+	{"latency_p50_us", "scheduling latency (ready -> run) median, us", true},
+	{"latency_p90_us", "scheduling latency 90th percentile, us", true},
+	{"latency_p99_us", "scheduling latency 99th percentile, us", true},
+	{"latency_max_us", "scheduling latency maximum, us", true},
+	{"spin_cpu_pct", "CPU spent by spinning Ms, % of one CPU over the run", true},
+	{"spin_per_steal_us", "spinning time per successful steal, us", true},
+	{"spin_wasted_pct", "spins that found no work, %", true},
+	{"running_pct", "time Ps ran Gs, % of gomaxprocs x duration", true},
+	{"idle_pct", "time Ps were idle, % of gomaxprocs x duration", true},
+	{"spinning_pct", "time Ps were held by spinning Ms, %", true},
+	{"imbalance_pct", "busiest minus least busy P running %, points", true},
+	{"idle_while_global_pct", "time some P was idle while the global queue held work, %",
+	 true},
+	{"idle_while_runnable_pct", "time some P was idle while a G was runnable, %", true},
+};
+const int metric_count = (int)(sizeof(metric_list) / sizeof(metric_list[0]));
+
+static double pct(double a, double b)
+{
+	return b > 0 ? 100.0 * a / b : 0.0;
+}
+
+static double p_running_pct(const struct metrics *m, int p)
+{
+	return pct((double)m->p[p].running_ns, (double)m->duration_ns);
+}
+
+int metric_value(const struct metrics *m, const char *name, double *v)
+{
+	double total = (double)m->duration_ns * (m->np > 0 ? m->np : 1);
+	double run = 0, idle = 0, spin = 0, maxr = -1, minr = -1;
+
+	for (int p = 0; p < m->np; p++) {
+		double r = p_running_pct(m, p);
+		run += (double)m->p[p].running_ns;
+		idle += (double)m->p[p].idle_ns;
+		spin += (double)m->p[p].spinning_ns;
+		if (maxr < 0 || r > maxr)
+			maxr = r;
+		if (minr < 0 || r < minr)
+			minr = r;
+	}
+	struct {
+		const char *n;
+		double v;
+	} t[] = {
+		{"duration_ms", (double)m->duration_ns / 1e6},
+		{"events", (double)m->events},
+		{"discarded", (double)(m->discarded_events + m->discarded_packets)},
+		{"discarded_events", (double)m->discarded_events},
+		{"discarded_packets", (double)m->discarded_packets},
+		{"gomaxprocs", m->gomaxprocs},
+		{"threads", (double)m->threads},
+		{"gs", (double)m->gs},
+		{"steals", (double)m->steals},
+		{"stolen", (double)m->stolen},
+		{"spills", (double)m->spills},
+		{"global_gets", (double)m->global_gets},
+		{"runnext_hit_pct", pct((double)m->runnext_runs, (double)m->runs)},
+		{"latency_p50_us", (double)m->latency_p50 / 1e3},
+		{"latency_p90_us", (double)m->latency_p90 / 1e3},
+		{"latency_p99_us", (double)m->latency_p99 / 1e3},
+		{"latency_max_us", (double)m->latency_max / 1e3},
+		{"spin_cpu_pct", pct((double)m->spin_ns, (double)m->duration_ns)},
+		{"spin_per_steal_us",
+		 m->steals > 0 ? (double)m->spin_ns / (double)m->steals / 1e3 : (double)m->spin_ns / 1e3},
+		{"spin_wasted_pct", pct((double)m->spins_empty, (double)m->spins)},
+		{"running_pct", pct(run, total)},
+		{"idle_pct", pct(idle, total)},
+		{"spinning_pct", pct(spin, total)},
+		{"imbalance_pct", m->np > 0 ? maxr - minr : 0},
+		{"idle_while_global_pct", pct((double)m->idle_while_global_ns, (double)m->duration_ns)},
+		{"idle_while_runnable_pct",
+		 pct((double)m->idle_while_runnable_ns, (double)m->duration_ns)},
+	};
+	for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++) {
+		if (strcmp(t[k].n, name) == 0) {
+			*v = t[k].v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int prep(sqlite3 *db, sqlite3_stmt **st, const char *sql, struct wsr_err *err)
+{
+	if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK) {
+		err_push(err, "sqlite: %s (in \"%.50s...\")", sqlite3_errmsg(db), sql);
+		return -1;
+	}
+	return 0;
+}
+
+static int done(sqlite3 *db, sqlite3_stmt *st, int rc, struct wsr_err *err)
+{
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		err_push(err, "sqlite: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+static int64_t meta_i(sqlite3 *db, const char *key, int64_t dflt)
+{
+	int64_t v;
+
+	return db_get_meta_int(db, key, &v) == 0 ? v : dflt;
+}
+
+int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	snprintf(m->path, sizeof(m->path), "%s", path);
+	db_get_meta_text(db, "procname", m->program, sizeof(m->program));
+	if (m->program[0] == '\0') {
+		char tp[512];
+		db_get_meta_text(db, "trace_path", tp, sizeof(tp));
+		size_t l = strlen(tp);
+		while (l > 1 && tp[l - 1] == '/')
+			tp[--l] = '\0';
+		const char *b = strrchr(tp, '/');
+		snprintf(m->program, sizeof(m->program), "%s", b != NULL ? b + 1 : tp);
+	}
+	db_get_meta_text(db, "hostname", m->hostname, sizeof(m->hostname));
+	db_get_meta_text(db, "runtime_version", m->runtime_version, sizeof(m->runtime_version));
+	db_get_meta_text(db, "vpid", m->vpid, sizeof(m->vpid));
+	m->start_ts = meta_i(db, "start_ts", 0);
+	m->end_ts = meta_i(db, "end_ts", 0);
+	m->duration_ns = meta_i(db, "duration_ns", 0);
+	m->gomaxprocs = (int)meta_i(db, "gomaxprocs", 0);
+	m->events = meta_i(db, "events", 0);
+	m->wsr_events = meta_i(db, "wsr_events", 0);
+	m->discarded_events = meta_i(db, "discarded_events", 0);
+	m->discarded_packets = meta_i(db, "discarded_packets", 0);
+	m->discarded_ranges = meta_i(db, "discarded_records", 0);
+	m->gs = meta_i(db, "g_count", 0);
+	m->idle_while_global_ns = meta_i(db, "idle_while_global_ns", 0);
+	m->idle_while_runnable_ns = meta_i(db, "idle_while_runnable_ns", 0);
+	m->spins_found = meta_i(db, "spins_found", 0);
+	m->schedtrace_interval_ns = meta_i(db, "schedtrace_interval_ns", 1000000);
+
+	/* Ps. */
+	if (prep(db, &st, "SELECT p, schedticks, run_ns, runnext_runs FROM p ORDER BY p", err) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int p = sqlite3_column_int(st, 0);
+		if (p < 0 || p >= METRICS_MAX_P)
+			continue;
+		if (p + 1 > m->np)
+			m->np = p + 1;
+		m->p[p].schedticks = m->p[p].runs = sqlite3_column_int64(st, 1);
+		m->p[p].running_ns = sqlite3_column_int64(st, 2);
+		m->p[p].runnext_runs = sqlite3_column_int64(st, 3);
+		m->runs += m->p[p].runs;
+		m->runnext_runs += m->p[p].runnext_runs;
+	}
+	if (done(db, st, rc, err) < 0)
+		return -1;
+	if (m->gomaxprocs > 0 && m->np < m->gomaxprocs && m->gomaxprocs <= METRICS_MAX_P)
+		m->np = m->gomaxprocs;
+
+	if (prep(db, &st, "SELECT p, state, sum(end_ts - start_ts) FROM p_state GROUP BY p, state",
+		 err) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int p = sqlite3_column_int(st, 0);
+		const char *s = (const char *)sqlite3_column_text(st, 1);
+		int64_t ns = sqlite3_column_int64(st, 2);
+		if (p < 0 || p >= METRICS_MAX_P || s == NULL)
+			continue;
+		if (strcmp(s, "idle") == 0)
+			m->p[p].idle_ns += ns;
+		else if (strcmp(s, "spinning") == 0)
+			m->p[p].spinning_ns += ns;
+		else if (strcmp(s, "syscall") == 0)
+			m->p[p].syscall_ns += ns;
+	}
+	if (done(db, st, rc, err) < 0)
+		return -1;
+	for (int p = 0; p < m->np; p++) {
+		struct p_metrics *pm = &m->p[p];
+		pm->other_ns = m->duration_ns - pm->running_ns - pm->idle_ns - pm->spinning_ns -
+			       pm->syscall_ns;
+		if (pm->other_ns < 0)
+			pm->other_ns = 0;
+	}
+
+	/* Steals, spills, global gets. */
+	if (prep(db, &st, "SELECT thief, victim, count(*), sum(n) FROM steals GROUP BY 1, 2",
+		 err) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int t = sqlite3_column_int(st, 0), v = sqlite3_column_int(st, 1);
+		int64_t c = sqlite3_column_int64(st, 2), n = sqlite3_column_int64(st, 3);
+		m->steals += c;
+		m->stolen += n;
+		if (t >= 0 && t < METRICS_MAX_P) {
+			m->p[t].steals_in += c;
+			m->p[t].gs_in += n;
+		}
+		if (v >= 0 && v < METRICS_MAX_P) {
+			m->p[v].steals_out += c;
+			m->p[v].gs_out += n;
+		}
+	}
+	if (done(db, st, rc, err) < 0)
+		return -1;
+	if (prep(db, &st, "SELECT p, count(*), sum(n), 0 FROM spills GROUP BY p UNION ALL "
+			  "SELECT p, count(*), sum(n), 1 FROM global_gets GROUP BY p",
+		 err) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int p = sqlite3_column_int(st, 0);
+		int64_t c = sqlite3_column_int64(st, 1), n = sqlite3_column_int64(st, 2);
+		bool get = sqlite3_column_int(st, 3);
+		if (get) {
+			m->global_gets += c;
+			m->global_gs += n;
+		} else {
+			m->spills += c;
+			m->spilled += n;
+		}
+		if (p < 0 || p >= METRICS_MAX_P)
+			continue;
+		if (get) {
+			m->p[p].global_gets += c;
+			m->p[p].global_gs += n;
+		} else {
+			m->p[p].spills += c;
+			m->p[p].spilled_gs += n;
+		}
+	}
+	if (done(db, st, rc, err) < 0)
+		return -1;
+
+	/* Ms and spinning. */
+	if (prep(db, &st,
+		 "SELECT (SELECT count(*) FROM m), (SELECT coalesce(sum(end_ts - start_ts), 0) "
+		 "FROM m_state WHERE state = 'spinning'), (SELECT coalesce(sum(n), 0) FROM "
+		 "event_counts WHERE name = 'spin_stop')",
+		 err) < 0)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		m->threads = sqlite3_column_int64(st, 0);
+		m->spin_ns = sqlite3_column_int64(st, 1);
+		m->spins = sqlite3_column_int64(st, 2);
+		m->spins_empty = m->spins - m->spins_found;
+		if (m->spins_empty < 0)
+			m->spins_empty = 0;
+		rc = SQLITE_DONE;
+	}
+	if (done(db, st, rc, err) < 0)
+		return -1;
+
+	/* Latency percentiles: nearest rank over the sorted samples. */
+	if (prep(db, &st, "SELECT count(*), coalesce(max(latency_ns), 0) FROM sched_latency",
+		 err) < 0)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		m->latency_n = sqlite3_column_int64(st, 0);
+		m->latency_max = sqlite3_column_int64(st, 1);
+		rc = SQLITE_DONE;
+	}
+	if (done(db, st, rc, err) < 0)
+		return -1;
+	if (m->latency_n > 0) {
+		int64_t r50 = (m->latency_n * 50 + 99) / 100, r90 = (m->latency_n * 90 + 99) / 100,
+			r99 = (m->latency_n * 99 + 99) / 100;
+		if (prep(db, &st, "SELECT latency_ns FROM sched_latency ORDER BY 1", err) < 0)
+			return -1;
+		int64_t k = 0;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			k++;
+			int64_t v = sqlite3_column_int64(st, 0);
+			if (k == r50)
+				m->latency_p50 = v;
+			if (k == r90)
+				m->latency_p90 = v;
+			if (k == r99) {
+				m->latency_p99 = v;
+				rc = SQLITE_DONE;
+				break;
+			}
+		}
+		if (done(db, st, rc, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+const struct diag_rule diag_rules[] = {
+	{"discarded", "no event was lost"},
+	{"idle_while_global", "no P idles while the global queue holds work"},
+	{"idle_while_runnable", "Ps do not idle while Gs are runnable"},
+	{"spinning", "spinning pays for itself in steals"},
+	{"latency", "p99 scheduling latency under 1 ms"},
+	{"imbalance", "work spreads across the Ps"},
+	{"spills", "local run queues do not overflow"},
+};
+const int diag_rule_count = (int)(sizeof(diag_rules) / sizeof(diag_rules[0]));
+
+int metrics_diagnose(const struct metrics *m, struct diag *out, int max)
+{
+	int n = 0;
+	double v;
+	const char *id = NULL;
+
+#define DIAG(...)                                                                                  \
+	do {                                                                                       \
+		if (n < max) {                                                                     \
+			out[n].id = id;                                                            \
+			snprintf(out[n++].text, 256, __VA_ARGS__);                                 \
+		}                                                                                  \
+	} while (0)
+
+	id = "discarded";
+	if (m->discarded_events + m->discarded_packets > 0)
+		DIAG("%" PRId64 " events and %" PRId64 " packets were lost in %" PRId64
+		     " places (LTTng discard mode): figures marked * may be off; record with "
+		     "`wsr run --lossless`",
+		     m->discarded_events, m->discarded_packets, m->discarded_ranges);
+	id = "idle_while_global";
+	metric_value(m, "idle_while_global_pct", &v);
+	if (v >= 1.0)
+		DIAG("Ps idle for %.1f%% of the run while the global queue held work", v);
+	id = "idle_while_runnable";
+	metric_value(m, "idle_while_runnable_pct", &v);
+	if (v >= 5.0)
+		DIAG("some P was idle for %.1f%% of the run while a G was runnable", v);
+	double spin, per;
+	id = "spinning";
+	metric_value(m, "spin_cpu_pct", &spin);
+	metric_value(m, "spin_per_steal_us", &per);
+	if (spin >= 10.0 || (m->steals > 0 && per >= 100.0 && spin >= 1.0))
+		DIAG("spinning burned %.0f%% of a CPU for %" PRId64 " steals (%.1f us per steal)",
+		     spin, m->steals, per);
+	id = "latency";
+	if (m->latency_n > 0 && m->latency_p99 >= 1000000)
+		DIAG("p99 scheduling latency is %.2f ms (max %.2f ms): Gs waited long to run",
+		     (double)m->latency_p99 / 1e6, (double)m->latency_max / 1e6);
+	id = "imbalance";
+	if (m->np > 1) {
+		int hi = 0, lo = 0;
+		for (int p = 1; p < m->np; p++) {
+			if (m->p[p].running_ns > m->p[hi].running_ns)
+				hi = p;
+			if (m->p[p].running_ns < m->p[lo].running_ns)
+				lo = p;
+		}
+		double dh = p_running_pct(m, hi), dl = p_running_pct(m, lo);
+		if (dh - dl >= 30.0)
+			DIAG("P%d ran Gs %.0f%% of the time but P%d only %.0f%%: work did not spread "
+			     "(%" PRId64 " steals)",
+			     hi, dh, lo, dl, m->steals);
+	}
+	id = "spills";
+	if (m->spills > 0)
+		DIAG("local run queues overflowed %" PRId64 " times, moving %" PRId64
+		     " Gs to the global queue",
+		     m->spills, m->spilled);
+#undef DIAG
+	return n;
+}
+
+/* ---- schedtrace reconstruction ---- */
+
+static const char *const p_status_name[] = {"idle", "running", "syscall", "spinning"};
+
+int schedtrace_line(sqlite3 *db, const struct metrics *m, int64_t ts, bool detail, char *buf,
+		    size_t size, struct wsr_err *err)
+{
+	sqlite3_stmt *c = NULL, *pc = NULL, *ps = NULL, *ms = NULL, *cur = NULL;
+	size_t off = 0;
+	int ret = -1, rc;
+	int64_t idle = 0, threads = 0, spinning = 0, idlem = 0, globl = 0;
+
+#define OUT(...)                                                                                   \
+	do {                                                                                       \
+		if (off < size) {                                                                  \
+			int w_ = snprintf(buf + off, size - off, __VA_ARGS__);                     \
+			off = w_ > 0 ? off + (size_t)w_ : off;                                     \
+		}                                                                                  \
+	} while (0)
+
+	if (prep(db, &c,
+		 "SELECT idle_ps, threads, spinning_ms, idle_ms, global_len FROM counters WHERE ts "
+		 "<= ? ORDER BY ts DESC LIMIT 1",
+		 err) < 0 ||
+	    prep(db, &pc,
+		 "SELECT runq, schedticks FROM p_counters WHERE p = ? AND ts <= ? ORDER BY ts "
+		 "DESC LIMIT 1",
+		 err) < 0)
+		goto out;
+	sqlite3_bind_int64(c, 1, ts);
+	rc = sqlite3_step(c);
+	if (rc == SQLITE_ROW) {
+		idle = sqlite3_column_int64(c, 0);
+		threads = sqlite3_column_int64(c, 1);
+		spinning = sqlite3_column_int64(c, 2);
+		idlem = sqlite3_column_int64(c, 3);
+		globl = sqlite3_column_int64(c, 4);
+	} else if (rc != SQLITE_DONE) {
+		err_push(err, "sqlite: %s", sqlite3_errmsg(db));
+		goto out;
+	}
+	OUT("SCHED %" PRId64 "ms: gomaxprocs=%d idleprocs=%" PRId64 " threads=%" PRId64
+	    " spinningthreads=%" PRId64 " needspinning=0 idlethreads=%" PRId64
+	    " runqueue=%" PRId64,
+	    (ts - m->start_ts) / 1000000, m->gomaxprocs, idle, threads, spinning, idlem, globl);
+	int64_t runq[METRICS_MAX_P] = {0}, ticks[METRICS_MAX_P] = {0};
+	for (int p = 0; p < m->np; p++) {
+		sqlite3_reset(pc);
+		sqlite3_bind_int(pc, 1, p);
+		sqlite3_bind_int64(pc, 2, ts);
+		rc = sqlite3_step(pc);
+		if (rc == SQLITE_ROW) {
+			runq[p] = sqlite3_column_int64(pc, 0);
+			ticks[p] = sqlite3_column_int64(pc, 1);
+		} else if (rc != SQLITE_DONE) {
+			err_push(err, "sqlite: %s", sqlite3_errmsg(db));
+			goto out;
+		}
+	}
+	if (!detail) {
+		for (int p = 0; p < m->np; p++)
+			OUT("%s%" PRId64 "%s", p == 0 ? " [ " : " ", runq[p],
+			    p == m->np - 1 ? " ]" : "");
+		OUT(" schedticks=[ ");
+		for (int p = 0; p < m->np; p++)
+			OUT("%" PRId64 " ", ticks[p]);
+		OUT("]");
+		ret = 0;
+		goto out;
+	}
+	if (prep(db, &ps,
+		 "SELECT state, m FROM p_state WHERE p = ? AND start_ts <= ? ORDER BY start_ts DESC "
+		 "LIMIT 1",
+		 err) < 0 ||
+	    prep(db, &ms,
+		 "SELECT m.m, (SELECT state FROM m_state s WHERE s.m = m.m AND s.start_ts <= ?1 "
+		 "ORDER BY s.start_ts DESC LIMIT 1), (SELECT p FROM m_state s WHERE s.m = m.m AND "
+		 "s.start_ts <= ?1 ORDER BY s.start_ts DESC LIMIT 1) FROM m WHERE m.created_ts <= "
+		 "?1 ORDER BY m.m",
+		 err) < 0 ||
+	    prep(db, &cur,
+		 "SELECT name, g FROM events WHERE ts <= ? AND m = ? AND name IN ('g_run', "
+		 "'g_stop') ORDER BY ts DESC, id DESC LIMIT 1",
+		 err) < 0)
+		goto out;
+	for (int p = 0; p < m->np; p++) {
+		const char *state = "idle";
+		int64_t holder = -1;
+		sqlite3_reset(ps);
+		sqlite3_bind_int(ps, 1, p);
+		sqlite3_bind_int64(ps, 2, ts);
+		if (sqlite3_step(ps) == SQLITE_ROW) {
+			const char *s = (const char *)sqlite3_column_text(ps, 0);
+			for (int k = 0; k < 4 && s != NULL; k++)
+				if (strcmp(s, p_status_name[k]) == 0)
+					state = p_status_name[k];
+			if (sqlite3_column_type(ps, 1) != SQLITE_NULL)
+				holder = sqlite3_column_int64(ps, 1);
+		}
+		/* Go's status numbers: _Pidle 0, _Prunning 1, _Psyscall 2. */
+		int status = strcmp(state, "idle") == 0 ? 0 : strcmp(state, "syscall") == 0 ? 2 : 1;
+		OUT("\n  P%d: status=%d schedtick=%" PRId64 " m=%" PRId64
+		    " runqsize=%" PRId64 " state=%s",
+		    p, status, ticks[p], holder, runq[p], state);
+	}
+	sqlite3_bind_int64(ms, 1, ts);
+	while ((rc = sqlite3_step(ms)) == SQLITE_ROW) {
+		int64_t mid = sqlite3_column_int64(ms, 0);
+		const char *s = (const char *)sqlite3_column_text(ms, 1);
+		int64_t mp = sqlite3_column_type(ms, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(ms, 2);
+		int64_t curg = -1;
+		sqlite3_reset(cur);
+		sqlite3_bind_int64(cur, 1, ts);
+		sqlite3_bind_int64(cur, 2, mid);
+		if (sqlite3_step(cur) == SQLITE_ROW) {
+			const char *n = (const char *)sqlite3_column_text(cur, 0);
+			if (n != NULL && strcmp(n, "g_run") == 0)
+				curg = sqlite3_column_int64(cur, 1);
+		}
+		OUT("\n  M%" PRId64 ": p=%" PRId64 " curg=%" PRId64 " spinning=%s blocked=%s state=%s",
+		    mid, mp, curg, s != NULL && strcmp(s, "spinning") == 0 ? "true" : "false",
+		    s != NULL && strcmp(s, "parked") == 0 ? "true" : "false", s != NULL ? s : "?");
+	}
+	if (rc != SQLITE_DONE) {
+		err_push(err, "sqlite: %s", sqlite3_errmsg(db));
+		goto out;
+	}
+	ret = 0;
+out:
+#undef OUT
+	sqlite3_finalize(c);
+	sqlite3_finalize(pc);
+	sqlite3_finalize(ps);
+	sqlite3_finalize(ms);
+	sqlite3_finalize(cur);
+	return ret;
+}
