@@ -1,0 +1,782 @@
+/*
+ * api.c - JSON answers of the viewer (see api.h) and the read-only guards.
+ *
+ * Invariants:
+ *   - The authorizer is installed on both connections before any query, so
+ *     even a bug in the viewer's own SQL cannot write; the console's queries
+ *     must also pass sqlite3_stmt_readonly().
+ *   - A console query that runs past its deadline is interrupted by the
+ *     progress handler (SQLITE_INTERRUPT), and at most API_SQL_MAX_ROWS rows
+ *     are sent, with "truncated": true when more were left.
+ *   - Answers hold relative times (ts - meta.start_ts); G details say where
+ *     the G came from (the runnable interval that ended at the run's start:
+ *     its source) and why the run ended (the running interval's reason).
+ * Concurrency: one thread at a time per struct api (see api.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api.h"
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Allows reads only. Views read their tables through SQLITE_READ, recursive
+ * CTEs need SQLITE_RECURSIVE, and functions are allowed except
+ * load_extension (off anyway; denied twice). Everything else (INSERT,
+ * UPDATE, DELETE, CREATE, DROP, PRAGMA, ATTACH, transactions...) is denied.
+ */
+static int ro_authorizer(void *ud, int action, const char *a, const char *b, const char *c,
+			 const char *d)
+{
+	(void)ud;
+	(void)a;
+	(void)c;
+	(void)d;
+	switch (action) {
+	case SQLITE_SELECT:
+	case SQLITE_READ:
+	case SQLITE_RECURSIVE:
+		return SQLITE_OK;
+	case SQLITE_FUNCTION:
+		if (b != NULL && strcasecmp(b, "load_extension") == 0)
+			return SQLITE_DENY;
+		return SQLITE_OK;
+	default:
+		return SQLITE_DENY;
+	}
+}
+
+/* Interrupts a console query past its deadline (called every 1000 VM steps). */
+static int sql_progress(void *ud)
+{
+	struct api *api = ud;
+
+	return now_ms() > api->sql_deadline_ms;
+}
+
+int api_open_db(const char *path, sqlite3 **out, struct wsr_err *err)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *q = NULL;
+	int ret = -1;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
+		err_input(err, "opening %s: %s", path,
+			  db != NULL ? sqlite3_errmsg(db) : "out of memory");
+		goto out;
+	}
+	/* user_version is read before the authorizer goes in: it is a PRAGMA. */
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL) != SQLITE_OK ||
+	    sqlite3_step(q) != SQLITE_ROW) {
+		err_input(err, "%s: not a wsr database: %s", path, sqlite3_errmsg(db));
+		goto out;
+	}
+	if (sqlite3_column_int(q, 0) != 1) {
+		err_input(err, "%s: not a wsr database of schema version 1 (user_version %d)", path,
+			  sqlite3_column_int(q, 0));
+		goto out;
+	}
+	sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+	sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+	sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 16 * 1024 * 1024);
+	if (sqlite3_set_authorizer(db, ro_authorizer, NULL) != SQLITE_OK) {
+		err_push(err, "installing the authorizer: %s", sqlite3_errmsg(db));
+		goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(q);
+	if (ret < 0) {
+		sqlite3_close(db);
+		db = NULL;
+	}
+	*out = db;
+	return ret;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Runs one loader on its own read-only connection and publishes the result. */
+static void load_part(struct api *api, int (*fn)(struct store *, sqlite3 *, struct wsr_err *),
+		      atomic_int *ready, char *error, double *secs)
+{
+	struct wsr_err err;
+	sqlite3 *db = NULL;
+	double t = now_s();
+	int ok;
+
+	err_init(&err);
+	ok = api_open_db(api->path, &db, &err) == 0 && fn(&api->st, db, &err) == 0;
+	sqlite3_close(db);
+	*secs = now_s() - t;
+	if (!ok)
+		err_format(&err, error, WSR_ERR_LEN);
+	/* store-release; pairs with the load-acquire in part_state(). */
+	atomic_store_explicit(ready, ok ? 1 : -1, memory_order_release);
+}
+
+static void *lanes_main(void *arg)
+{
+	struct api *api = arg;
+
+	load_part(api, store_load_lanes, &api->lanes_ready, api->lanes_error, &api->lanes_s);
+	if (api->lanes_ready == 1)
+		fprintf(stderr, "wsr view: indexed %zu intervals in %.2f s\n", api->st.spans,
+			api->lanes_s);
+	return NULL;
+}
+
+static void *counters_main(void *arg)
+{
+	struct api *api = arg;
+
+	load_part(api, store_load_counters, &api->counters_ready, api->counters_error,
+		  &api->counters_s);
+	if (api->counters_ready == 1)
+		fprintf(stderr, "wsr view: summarised the counters in %.2f s\n", api->counters_s);
+	return NULL;
+}
+
+int api_open(struct api *api, const char *path, struct wsr_err *err)
+{
+	memset(api, 0, sizeof(*api));
+	sb_init(&api->latency);
+	api->path = strdup(path);
+	if (api->path == NULL) {
+		err_push(err, "out of memory");
+		return -1;
+	}
+	if (api_open_db(path, &api->db, err) < 0 || api_open_db(path, &api->sql, err) < 0)
+		goto fail;
+	sqlite3_progress_handler(api->sql, 1000, sql_progress, api);
+	if (store_init(&api->st, api->db, err) < 0) {
+		err_push(err, "reading %s", path);
+		goto fail;
+	}
+	if (pthread_create(&api->lanes_thread, NULL, lanes_main, api) != 0) {
+		err_push(err, "starting a loader thread");
+		goto fail;
+	}
+	api->threads = 1;
+	if (pthread_create(&api->counters_thread, NULL, counters_main, api) != 0) {
+		err_push(err, "starting a loader thread");
+		goto fail;
+	}
+	api->threads = 2;
+	return 0;
+fail:
+	api_close(api);
+	return -1;
+}
+
+static void join_loaders(struct api *api)
+{
+	if (api->threads >= 1)
+		pthread_join(api->lanes_thread, NULL);
+	if (api->threads >= 2)
+		pthread_join(api->counters_thread, NULL);
+	api->threads = 0;
+}
+
+int api_wait(struct api *api, struct wsr_err *err)
+{
+	join_loaders(api);
+	if (api->lanes_ready != 1) {
+		err_push(err, "indexing the lanes: %s", api->lanes_error);
+		return -1;
+	}
+	if (api->counters_ready != 1) {
+		err_push(err, "summarising the counters: %s", api->counters_error);
+		return -1;
+	}
+	return 0;
+}
+
+void api_close(struct api *api)
+{
+	join_loaders(api);
+	store_free(&api->st);
+	sqlite3_close(api->db);
+	sqlite3_close(api->sql);
+	sb_free(&api->latency);
+	free(api->path);
+	memset(api, 0, sizeof(*api));
+}
+
+static void json_col(struct sbuf *out, sqlite3_stmt *q, int i)
+{
+	switch (sqlite3_column_type(q, i)) {
+	case SQLITE_INTEGER:
+		sb_i64(out, sqlite3_column_int64(q, i));
+		break;
+	case SQLITE_FLOAT: {
+		double v = sqlite3_column_double(q, i);
+		if (isfinite(v))
+			sb_printf(out, "%.17g", v);
+		else
+			sb_puts(out, "null");
+		break;
+	}
+	case SQLITE_TEXT:
+		sb_json_str(out, (const char *)sqlite3_column_text(q, i));
+		break;
+	case SQLITE_BLOB:
+		sb_printf(out, "\"<blob of %d bytes>\"", sqlite3_column_bytes(q, i));
+		break;
+	default:
+		sb_puts(out, "null");
+	}
+}
+
+/*
+ * Writes the rows of q as a JSON array of objects keyed by column name,
+ * at most max_rows of them. Returns the number written, or -1 on error.
+ */
+static int64_t rows_json(sqlite3 *db, sqlite3_stmt *q, struct sbuf *out, int64_t max_rows,
+			 struct wsr_err *err)
+{
+	int64_t n = 0;
+	int rc;
+
+	sb_putc(out, '[');
+	while (n < max_rows && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+		sb_putc(out, '{');
+		for (int i = 0; i < sqlite3_column_count(q); i++) {
+			sb_json_str(out, sqlite3_column_name(q, i));
+			sb_putc(out, ':');
+			json_col(out, q, i);
+			sb_putc(out, ',');
+		}
+		sb_uncomma(out);
+		sb_puts(out, "},");
+		n++;
+	}
+	if (n < max_rows && rc != SQLITE_DONE) {
+		err_push(err, "query failed: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	sb_uncomma(out);
+	sb_putc(out, ']');
+	return n;
+}
+
+/* Runs sql (binding ?1.. to the given integers) and writes its rows. */
+static int query_json(sqlite3 *db, const char *sql, struct sbuf *out, int64_t max_rows,
+		      struct wsr_err *err, int nargs, const int64_t *args)
+{
+	sqlite3_stmt *q = NULL;
+	int ret = -1;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
+		err_push(err, "preparing a query: %s", sqlite3_errmsg(db));
+		goto out;
+	}
+	for (int i = 0; i < nargs; i++)
+		sqlite3_bind_int64(q, i + 1, args[i]);
+	if (rows_json(db, q, out, max_rows, err) < 0)
+		goto out;
+	ret = 0;
+out:
+	sqlite3_finalize(q);
+	return ret;
+}
+
+void api_info_json(struct api *api, struct sbuf *out)
+{
+	const struct store *st = &api->st;
+	sqlite3_stmt *q = NULL;
+
+	sb_puts(out, "{\"path\":");
+	sb_json_str(out, api->path);
+	sb_printf(out,
+		  ",\"start_ts\":%" PRId64 ",\"end_ts\":%" PRId64 ",\"duration_ns\":%" PRId64
+		  ",\"gomaxprocs\":%d,\"ps\":[",
+		  st->start_ts, st->end_ts, st->duration_ns, st->gomaxprocs);
+	for (size_t i = 0; i < st->nps; i++)
+		sb_printf(out, "%s%" PRId64, i != 0 ? "," : "", st->p_runs[i].id);
+	sb_puts(out, "],\"ms\":[");
+	for (size_t i = 0; i < st->nms; i++)
+		sb_printf(out, "%s%" PRId64, i != 0 ? "," : "", st->m_states[i].id);
+	sb_puts(out, "],\"states\":[");
+	for (int i = 0; i < ST_NSTATES; i++)
+		sb_printf(out, "%s\"%s\"", i != 0 ? "," : "", store_state_names[i]);
+	sb_puts(out, "],\"counters\":[");
+	for (int i = 0; i < STORE_NCOUNTERS; i++)
+		sb_printf(out, "%s\"%s\"", i != 0 ? "," : "", store_counter_names[i]);
+	sb_printf(out, "],\"sql_max_rows\":%d,\"sql_time_ms\":%d,\"meta\":{", API_SQL_MAX_ROWS,
+		  API_SQL_TIME_MS);
+	if (sqlite3_prepare_v2(api->db, "SELECT key, value FROM meta ORDER BY key", -1, &q, NULL) ==
+	    SQLITE_OK) {
+		while (sqlite3_step(q) == SQLITE_ROW) {
+			sb_json_str(out, (const char *)sqlite3_column_text(q, 0));
+			sb_putc(out, ':');
+			json_col(out, q, 1);
+			sb_putc(out, ',');
+		}
+	}
+	sqlite3_finalize(q);
+	sb_uncomma(out);
+	sb_puts(out, "}}");
+}
+
+int api_steals_json(struct api *api, struct sbuf *out, struct wsr_err *err)
+{
+	sb_puts(out, "{\"edges\":");
+	if (query_json(api->db,
+		       "SELECT thief, victim, steals, gs FROM steal_graph ORDER BY thief, victim",
+		       out, INT64_MAX, err, 0, NULL) < 0)
+		return -1;
+	sb_puts(out, ",\"total\":");
+	if (query_json(api->db, "SELECT count(*) AS steals, coalesce(sum(n), 0) AS gs FROM steals",
+		       out, 1, err, 0, NULL) < 0)
+		return -1;
+	sb_putc(out, '}');
+	return 0;
+}
+
+int api_schedtrace_json(struct api *api, int64_t interval_ns, struct sbuf *out, struct wsr_err *err)
+{
+	static const char sql[] =
+		"WITH RECURSIVE ti AS (SELECT start_ts, end_ts, gomaxprocs FROM trace_info),\n"
+		"ticks(k, ts) AS (\n"
+		"  SELECT 1, start_ts + ?1 FROM ti WHERE start_ts + ?1 <= end_ts\n"
+		"  UNION ALL SELECT k + 1, ticks.ts + ?1 FROM ticks, ti\n"
+		"  WHERE ticks.ts + ?1 <= ti.end_ts AND k < ?2)\n"
+		"SELECT (ticks.ts - ti.start_ts) / 1000000 AS t_ms, ticks.ts - ti.start_ts AS t,\n"
+		"  ti.gomaxprocs AS gomaxprocs, c.idle_ps AS idleprocs, c.threads AS threads,\n"
+		"  c.spinning_ms AS spinningthreads, c.idle_ms AS idlethreads,\n"
+		"  c.global_len AS runqueue, c.runnable_gs AS runnable_gs, c.running_gs AS running_gs,\n"
+		"  (SELECT json_group_array(q) FROM (\n"
+		"    SELECT coalesce((SELECT pc.runq FROM p_counters pc\n"
+		"      WHERE pc.p = p.p AND pc.ts <= ticks.ts ORDER BY pc.ts DESC LIMIT 1), 0) AS q\n"
+		"    FROM p ORDER BY p.p)) AS runq\n"
+		"FROM ticks, ti\n"
+		"LEFT JOIN counters c ON c.ts = (SELECT max(c2.ts) FROM counters c2 WHERE c2.ts <= "
+		"ticks.ts)";
+	int64_t args[2] = {interval_ns, 1000};
+
+	if (interval_ns <= 0) {
+		err_push(err, "the interval must be positive");
+		return -1;
+	}
+	sb_printf(out, "{\"interval_ns\":%" PRId64 ",\"max_rows\":1000,\"rows\":", interval_ns);
+	if (query_json(api->db, sql, out, 1000, err, 2, args) < 0)
+		return -1;
+	sb_putc(out, '}');
+	return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int api_latency_json(struct api *api, struct sbuf *out, struct wsr_err *err)
+{
+	static const char *const sources[] = {"runnext", "local", "global", "steal",
+					      "netpoll", "timer", "other"};
+	enum { NSRC = 7, NB = 48 };
+	sqlite3_stmt *q = NULL;
+	int64_t *lat = NULL, counts[NB][NSRC];
+	size_t n = 0, cap = 0;
+	double sum = 0;
+	int ret = -1, rc, lo = NB, hi = -1;
+
+	if (api->latency.len > 0) {
+		sb_add(out, api->latency.buf, api->latency.len);
+		return 0;
+	}
+	memset(counts, 0, sizeof(counts));
+	if (sqlite3_prepare_v2(api->db, "SELECT latency_ns, source FROM sched_latency", -1, &q,
+			       NULL) != SQLITE_OK) {
+		err_push(err, "preparing the latency query: %s", sqlite3_errmsg(api->db));
+		goto out;
+	}
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		int64_t v = sqlite3_column_int64(q, 0);
+		const char *src = (const char *)sqlite3_column_text(q, 1);
+		int b = 0, s = NSRC - 1;
+
+		if (n == cap) {
+			size_t nc = cap != 0 ? cap * 2 : 4096;
+			int64_t *a = realloc(lat, nc * sizeof(*a));
+			if (a == NULL) {
+				err_push(err, "out of memory");
+				goto out;
+			}
+			lat = a;
+			cap = nc;
+		}
+		lat[n++] = v;
+		sum += (double)v;
+		while (b < NB - 1 && v >= ((int64_t)2 << b))
+			b++;
+		for (int i = 0; src != NULL && i < NSRC - 1; i++)
+			if (strcmp(src, sources[i]) == 0)
+				s = i;
+		counts[b][s]++;
+		if (b < lo)
+			lo = b;
+		if (b > hi)
+			hi = b;
+	}
+	if (rc != SQLITE_DONE) {
+		err_push(err, "reading sched_latency: %s", sqlite3_errmsg(api->db));
+		goto out;
+	}
+	if (n > 0)
+		qsort(lat, n, sizeof(*lat), cmp_i64);
+	{
+		struct sbuf *c = &api->latency;
+		sb_printf(c, "{\"count\":%zu,\"mean_ns\":%.1f", n, n > 0 ? sum / (double)n : 0.0);
+		if (n > 0)
+			sb_printf(c,
+				  ",\"min_ns\":%" PRId64 ",\"p50_ns\":%" PRId64 ",\"p90_ns\":%" PRId64
+				  ",\"p99_ns\":%" PRId64 ",\"max_ns\":%" PRId64,
+				  lat[0], lat[(n - 1) / 2], lat[(size_t)((double)(n - 1) * 0.9)],
+				  lat[(size_t)((double)(n - 1) * 0.99)], lat[n - 1]);
+		sb_puts(c, ",\"sources\":[");
+		for (int i = 0; i < NSRC; i++)
+			sb_printf(c, "%s\"%s\"", i != 0 ? "," : "", sources[i]);
+		/* Bucket b holds [2^b, 2^(b+1)) ns; bucket 0 also holds 0 and 1. */
+		sb_puts(c, "],\"buckets\":[");
+		for (int b = lo; b <= hi; b++) {
+			int64_t tot = 0;
+			for (int s = 0; s < NSRC; s++)
+				tot += counts[b][s];
+			sb_printf(c, "{\"lo\":%" PRId64 ",\"hi\":%" PRId64 ",\"n\":%" PRId64 ",\"by_source\":[",
+				  b == 0 ? (int64_t)0 : (int64_t)1 << b, (int64_t)2 << b, tot);
+			for (int s = 0; s < NSRC; s++)
+				sb_printf(c, "%s%" PRId64, s != 0 ? "," : "", counts[b][s]);
+			sb_puts(c, "]},");
+		}
+		sb_uncomma(c);
+		sb_puts(c, "]}");
+		if (c->oom) {
+			sb_free(c);
+			err_push(err, "out of memory");
+			goto out;
+		}
+		sb_add(out, c->buf, c->len);
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(q);
+	free(lat);
+	return ret;
+}
+
+int api_util_json(struct api *api, struct sbuf *out, struct wsr_err *err)
+{
+	sb_printf(out, "{\"duration_ns\":%" PRId64 ",\"p_time\":", api->st.duration_ns);
+	if (query_json(api->db, "SELECT p, state, ns, intervals FROM p_time ORDER BY p, state", out,
+		       100000, err, 0, NULL) < 0)
+		return -1;
+	sb_puts(out, ",\"p_run_time\":");
+	if (query_json(api->db, "SELECT p, ns, runs FROM p_run_time WHERE p IS NOT NULL ORDER BY p",
+		       out, 100000, err, 0, NULL) < 0)
+		return -1;
+	sb_putc(out, '}');
+	return 0;
+}
+
+/* One row of sql (bound to args) as a JSON object, or null. */
+static int one_json(sqlite3 *db, const char *sql, struct sbuf *out, int nargs,
+		    const int64_t *args, struct wsr_err *err)
+{
+	struct sbuf tmp;
+	int ret;
+
+	sb_init(&tmp);
+	ret = query_json(db, sql, &tmp, 1, err, nargs, args);
+	if (ret == 0) {
+		if (tmp.len > 2)
+			sb_add(out, tmp.buf + 1, tmp.len - 2); /* strip [ ] */
+		else
+			sb_puts(out, "null");
+	}
+	sb_free(&tmp);
+	return ret;
+}
+
+static int api_g_json(struct api *api, int64_t g, int64_t t, int have_t, struct sbuf *out,
+		      struct wsr_err *err)
+{
+	int64_t s0 = api->st.start_ts;
+	int64_t args[3] = {s0, g, have_t ? s0 + t : INT64_MAX};
+	sqlite3_stmt *q = NULL;
+	int64_t run_start = INT64_MIN;
+	int ret = -1;
+
+	sb_printf(out, "{\"g\":%" PRId64 ",\"info\":", g);
+	if (one_json(api->db,
+		     "SELECT g, parent, created_ts - ?1 AS created, first_run_ts - ?1 AS first_run,\n"
+		     "  end_ts - ?1 AS end, create_p, runs, stolen, run_ns, runnable_ns, waiting_ns,\n"
+		     "  syscall_ns, end_reason FROM g WHERE g = ?2",
+		     out, 2, args, err) < 0)
+		goto out;
+	/* The run at t (the last one starting at or before it), or the first run. */
+	if (sqlite3_prepare_v2(api->db,
+			       have_t ? "SELECT start_ts FROM g_state WHERE g = ?2 AND state = "
+					"'running' AND start_ts <= ?3 ORDER BY start_ts DESC LIMIT 1"
+				      : "SELECT start_ts FROM g_state WHERE g = ?2 AND state = "
+					"'running' ORDER BY start_ts LIMIT 1",
+			       -1, &q, NULL) != SQLITE_OK) {
+		err_push(err, "preparing the run query: %s", sqlite3_errmsg(api->db));
+		goto out;
+	}
+	sqlite3_bind_int64(q, 2, g);
+	if (have_t)
+		sqlite3_bind_int64(q, 3, args[2]);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		run_start = sqlite3_column_int64(q, 0);
+	args[2] = run_start;
+	sb_puts(out, ",\"run\":");
+	if (one_json(api->db,
+		     "SELECT start_ts - ?1 AS start, end_ts - ?1 AS end, end_ts - start_ts AS ran_ns,\n"
+		     "  p, m, reason AS stop_reason, cut FROM g_state\n"
+		     "WHERE g = ?2 AND state = 'running' AND start_ts = ?3",
+		     out, 3, args, err) < 0)
+		goto out;
+	sb_puts(out, ",\"ready\":");
+	if (one_json(api->db,
+		     "SELECT start_ts - ?1 AS start, end_ts - ?1 AS end, end_ts - start_ts AS "
+		     "latency_ns,\n"
+		     "  reason AS ready_reason, source, p AS queued_on FROM g_state\n"
+		     "WHERE g = ?2 AND state = 'runnable' AND end_ts = ?3",
+		     out, 3, args, err) < 0)
+		goto out;
+	sb_putc(out, '}');
+	ret = 0;
+out:
+	sqlite3_finalize(q);
+	return ret;
+}
+
+/*
+ * The SQL console: one read-only statement, time and row limits. A refused
+ * or failed query is still a 200 answer whose "error" says why: the request
+ * itself was fine.
+ */
+static int api_sql_json(struct api *api, const char *sql, struct sbuf *out)
+{
+	sqlite3_stmt *q = NULL;
+	const char *tail = NULL;
+	int64_t n = 0, t_start = now_ms();
+	int rc, status = 200, ncol;
+
+	api->sql_deadline_ms = t_start + API_SQL_TIME_MS;
+	if (sqlite3_prepare_v2(api->sql, sql, -1, &q, &tail) != SQLITE_OK) {
+		sb_puts(out, "{\"error\":");
+		sb_json_str(out, sqlite3_errmsg(api->sql));
+		sb_putc(out, '}');
+		goto out;
+	}
+	if (q == NULL) {
+		sb_puts(out, "{\"error\":\"empty query\"}");
+		goto out;
+	}
+	while (tail != NULL && (*tail == ' ' || *tail == '\n' || *tail == '\t' || *tail == '\r' ||
+				*tail == ';'))
+		tail++;
+	if (tail != NULL && *tail != '\0') {
+		sb_puts(out, "{\"error\":\"one statement per query\"}");
+		goto out;
+	}
+	if (!sqlite3_stmt_readonly(q)) {
+		sb_puts(out, "{\"error\":\"not authorized: the console is read-only\"}");
+		goto out;
+	}
+	ncol = sqlite3_column_count(q);
+	sb_puts(out, "{\"columns\":[");
+	for (int i = 0; i < ncol; i++) {
+		sb_json_str(out, sqlite3_column_name(q, i));
+		sb_putc(out, ',');
+	}
+	sb_uncomma(out);
+	sb_puts(out, "],\"rows\":[");
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		if (n == API_SQL_MAX_ROWS)
+			break;
+		sb_putc(out, '[');
+		for (int i = 0; i < ncol; i++) {
+			json_col(out, q, i);
+			sb_putc(out, ',');
+		}
+		sb_uncomma(out);
+		sb_puts(out, "],");
+		n++;
+	}
+	sb_uncomma(out);
+	sb_puts(out, "]");
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		sb_puts(out, ",\"error\":");
+		if (rc == SQLITE_INTERRUPT)
+			sb_printf(out, "\"interrupted: over the %d ms limit\"", API_SQL_TIME_MS);
+		else
+			sb_json_str(out, sqlite3_errmsg(api->sql));
+	}
+	sb_printf(out, ",\"truncated\":%s,\"max_rows\":%d,\"ms\":%" PRId64 "}",
+		  rc == SQLITE_ROW ? "true" : "false", API_SQL_MAX_ROWS, now_ms() - t_start);
+out:
+	sqlite3_finalize(q);
+	return status;
+}
+
+static int arg_i64(api_arg_fn arg, void *ctx, const char *name, int64_t *v)
+{
+	const char *s = arg(ctx, name);
+	char *end;
+	double d;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	errno = 0;
+	d = strtod(s, &end);
+	if (errno != 0 || *end != '\0' || !isfinite(d) || fabs(d) > 9.0e18)
+		return -1;
+	*v = (int64_t)llround(d);
+	return 0;
+}
+
+/* Reads t0, t1, px with defaults (the whole trace, 1000 px) and bounds. */
+static int window_args(struct api *api, api_arg_fn arg, void *ctx, int64_t *t0, int64_t *t1,
+		       int *px)
+{
+	int64_t p = 1000;
+
+	if (arg_i64(arg, ctx, "t0", t0) < 0)
+		*t0 = 0;
+	if (arg_i64(arg, ctx, "t1", t1) < 0)
+		*t1 = api->st.duration_ns;
+	if (arg_i64(arg, ctx, "px", &p) < 0)
+		p = 1000;
+	if (p < 1 || p > 8192 || *t1 <= *t0)
+		return -1;
+	*px = (int)p;
+	return 0;
+}
+
+/* meta.schedtrace_interval_ns, the interval of the schedtrace view. */
+static int default_interval(struct api *api, int64_t *v)
+{
+	sqlite3_stmt *q = NULL;
+	int ret = -1;
+
+	if (sqlite3_prepare_v2(api->db, "SELECT interval_ns FROM trace_info", -1, &q, NULL) ==
+		    SQLITE_OK &&
+	    sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
+		*v = sqlite3_column_int64(q, 0);
+		ret = 0;
+	}
+	sqlite3_finalize(q);
+	return ret;
+}
+
+int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, struct sbuf *out)
+{
+	struct wsr_err err;
+	int64_t t0, t1, v, t;
+	int px, rc = 0;
+
+	err_init(&err);
+	if (strcmp(name, "status") == 0) {
+		/* load-acquire; pairs with the store-release in load_part(). */
+		sb_printf(out, "{\"lanes\":%d,\"counters\":%d}",
+			  atomic_load_explicit(&api->lanes_ready, memory_order_acquire),
+			  atomic_load_explicit(&api->counters_ready, memory_order_acquire));
+		return 200;
+	}
+	if (strcmp(name, "info") == 0 || strcmp(name, "timeline") == 0 ||
+	    strcmp(name, "counters") == 0) {
+		int c = strcmp(name, "counters") == 0;
+		/* load-acquire; pairs with the store-release in load_part(). */
+		int st = atomic_load_explicit(c ? &api->counters_ready : &api->lanes_ready,
+					      memory_order_acquire);
+		if (st == 0) {
+			sb_puts(out, "{\"loading\":true}");
+			return 503;
+		}
+		if (st < 0) {
+			sb_puts(out, "{\"error\":");
+			sb_json_str(out, c ? api->counters_error : api->lanes_error);
+			sb_putc(out, '}');
+			return 500;
+		}
+	}
+	if (strcmp(name, "info") == 0) {
+		api_info_json(api, out);
+	} else if (strcmp(name, "timeline") == 0) {
+		if (window_args(api, arg, ctx, &t0, &t1, &px) < 0)
+			goto bad;
+		store_timeline_json(&api->st, t0, t1, px, out);
+	} else if (strcmp(name, "counters") == 0) {
+		if (window_args(api, arg, ctx, &t0, &t1, &px) < 0)
+			goto bad;
+		rc = store_counters_json(&api->st, api->db, t0, t1, px, out, &err);
+	} else if (strcmp(name, "g") == 0) {
+		if (arg_i64(arg, ctx, "g", &v) < 0)
+			goto bad;
+		int have_t = arg_i64(arg, ctx, "t", &t) == 0;
+		rc = api_g_json(api, v, have_t ? t : 0, have_t, out, &err);
+	} else if (strcmp(name, "steals") == 0) {
+		rc = api_steals_json(api, out, &err);
+	} else if (strcmp(name, "schedtrace") == 0) {
+		if (arg_i64(arg, ctx, "interval_ns", &v) < 0 &&
+		    default_interval(api, &v) < 0)
+			goto bad;
+		if (v < 1000)
+			goto bad;
+		rc = api_schedtrace_json(api, v, out, &err);
+	} else if (strcmp(name, "latency") == 0) {
+		rc = api_latency_json(api, out, &err);
+	} else if (strcmp(name, "util") == 0) {
+		rc = api_util_json(api, out, &err);
+	} else if (strcmp(name, "sql") == 0) {
+		const char *q = arg(ctx, "q");
+		if (q == NULL)
+			goto bad;
+		return api_sql_json(api, q, out);
+	} else {
+		sb_puts(out, "{\"error\":\"no such API\"}");
+		return 404;
+	}
+	if (rc < 0) {
+		char msg[WSR_ERR_MAX * WSR_ERR_LEN];
+		err_format(&err, msg, sizeof(msg));
+		out->len = 0;
+		sb_puts(out, "{\"error\":");
+		sb_json_str(out, msg);
+		sb_putc(out, '}');
+		return 500;
+	}
+	return 200;
+bad:
+	out->len = 0;
+	sb_puts(out, "{\"error\":\"bad arguments\"}");
+	return 400;
+}

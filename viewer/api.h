@@ -1,0 +1,80 @@
+/*
+ * api.h - the viewer's JSON answers, shared by the HTTP server (server.c) and
+ * the static HTML report (html_report.c).
+ *
+ * Invariants:
+ *   - Both connections are opened with SQLITE_OPEN_READONLY and carry an
+ *     authorizer that allows only reads (SELECT, READ, recursive CTEs and
+ *     functions other than load_extension); nothing here can write the file.
+ *   - `sql` is the console's own connection: each query also gets a time
+ *     limit (API_SQL_TIME_MS, a progress handler) and a row limit
+ *     (API_SQL_MAX_ROWS); one statement per request.
+ *   - Every answer is bounded by the screen, not the trace: windowed
+ *     queries go through the store (store.h); lists are LIMITed.
+ *   - Times in answers are nanoseconds relative to meta.start_ts.
+ * Concurrency: an api belongs to one thread at a time (the server runs one
+ *   polling thread), besides the two loader threads of api_open(), which use
+ *   their own connections and publish the store through lanes_ready and
+ *   counters_ready; until a part is ready, its answers are 503 "loading".
+ */
+#ifndef WSR_VIEWER_API_H
+#define WSR_VIEWER_API_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "err.h"
+#include "sbuf.h"
+#include "store.h"
+
+#define API_SQL_TIME_MS  2000
+#define API_SQL_MAX_ROWS 1000
+
+struct api {
+	char *path;
+	sqlite3 *db;  /* the viewer's own queries */
+	sqlite3 *sql; /* the SQL console */
+	struct store st;
+	struct sbuf latency; /* cached answer of api_latency_json */
+	int64_t sql_deadline_ms;
+	/*
+	 * The store is loaded by two threads started in api_open(). Each flag
+	 * is 0 while loading, 1 once its part is complete (store-release by
+	 * the loader; pairs with the load-acquire in api_handle()), -1 on
+	 * failure with the cause in the matching *_error.
+	 */
+	pthread_t lanes_thread, counters_thread;
+	int threads;
+	atomic_int lanes_ready, counters_ready;
+	char lanes_error[WSR_ERR_LEN], counters_error[WSR_ERR_LEN];
+	double lanes_s, counters_s; /* load times, for the log */
+};
+
+/* Opens a wsr database read-only, with the read-only authorizer installed. */
+int api_open_db(const char *path, sqlite3 **out, struct wsr_err *err);
+/* Opens the database and starts loading the store in the background. */
+int api_open(struct api *api, const char *path, struct wsr_err *err);
+/* Waits until the store is loaded; -1 (with the cause) if loading failed. */
+int api_wait(struct api *api, struct wsr_err *err);
+void api_close(struct api *api);
+
+typedef const char *(*api_arg_fn)(void *ctx, const char *name);
+
+/*
+ * Answers GET /api/NAME with query arguments read through arg(ctx, name).
+ * Writes the JSON body to out and returns the HTTP status (200, 400 or 404;
+ * 500 with a JSON error on a database failure).
+ */
+int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, struct sbuf *out);
+
+void api_info_json(struct api *api, struct sbuf *out);
+int api_steals_json(struct api *api, struct sbuf *out, struct wsr_err *err);
+int api_schedtrace_json(struct api *api, int64_t interval_ns, struct sbuf *out,
+			struct wsr_err *err);
+int api_latency_json(struct api *api, struct sbuf *out, struct wsr_err *err);
+int api_util_json(struct api *api, struct sbuf *out, struct wsr_err *err);
+
+#endif /* WSR_VIEWER_API_H */

@@ -1,0 +1,171 @@
+/*
+ * html_report.c - `wsr-view --html -o FILE trace.db`: one self-contained
+ * HTML file with the viewer's pictures, downsampled, for CI artifacts.
+ *
+ * The file is the viewer page itself (index.html) with style.css and app.js
+ * inlined and the API answers the page would fetch written into a
+ * <script type="application/json" id="wsr-data"> element: the whole trace
+ * at HTML_REPORT_PX pixels (timeline and counters), the steal graph, the
+ * schedtrace table at the default interval, the latency histogram and the
+ * utilisation bars. app.js sees the data element and draws from it instead
+ * of fetching; the SQL console is hidden.
+ * Invariants:
+ *   - No network and no external file: a CSP meta element forbids every
+ *     fetch (default-src 'none'), and the only scripts and styles are inline.
+ *   - JSON strings escape '<', '>' and '&' (sbuf.c) and embed_assets.py
+ *     refuses an app.js containing "</script", so nothing closes the
+ *     elements early.
+ *   - All or nothing: written to FILE.tmp, then renamed over FILE.
+ * Concurrency: single-threaded.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "assets.h"
+#include "html_report.h"
+
+#define HTML_REPORT_PX 2400
+
+#define STYLE_TAG  "<link rel=\"stylesheet\" href=\"style.css\">"
+#define SCRIPT_TAG "<script src=\"app.js\"></script>"
+#define HEAD_TAG   "<head>"
+#define CSP_META                                                                                   \
+	"\n<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "            \
+	"script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">"
+
+/* Appends src up to the marker, then repl; returns the text after the marker. */
+static const char *splice(struct sbuf *out, const char *src, const char *marker, const char *repl,
+			  size_t repl_len, int keep_marker, struct wsr_err *err)
+{
+	const char *at = strstr(src, marker);
+
+	if (at == NULL) {
+		err_push(err, "index.html lacks %s", marker);
+		return NULL;
+	}
+	sb_add(out, src, (size_t)(at - src));
+	if (keep_marker)
+		sb_puts(out, marker);
+	sb_add(out, repl, repl_len);
+	return at + strlen(marker);
+}
+
+int html_report_write(struct api *api, const char *path, struct wsr_err *err)
+{
+	const struct viewer_asset *index = assets_find("/index.html");
+	const struct viewer_asset *css = assets_find("/style.css");
+	const struct viewer_asset *js = assets_find("/app.js");
+	struct sbuf data, out;
+	char *tmp = NULL;
+	FILE *f = NULL;
+	const char *rest;
+	int ret = -1;
+
+	sb_init(&data);
+	sb_init(&out);
+	if (index == NULL || css == NULL || js == NULL) {
+		err_push(err, "the viewer assets are missing from this build");
+		goto out;
+	}
+	if (api_wait(api, err) < 0)
+		goto out;
+	sb_printf(&data, "{\"static\":true,\"px\":%d,\"generator\":\"wsr-view %s\",\"info\":",
+		  HTML_REPORT_PX, WSR_VERSION);
+	api_info_json(api, &data);
+	sb_puts(&data, ",\"timeline\":");
+	store_timeline_json(&api->st, 0, api->st.duration_ns, HTML_REPORT_PX, &data);
+	sb_puts(&data, ",\"counters\":");
+	if (store_counters_json(&api->st, api->db, 0, api->st.duration_ns, HTML_REPORT_PX, &data,
+				err) < 0)
+		goto out;
+	sb_puts(&data, ",\"steals\":");
+	if (api_steals_json(api, &data, err) < 0)
+		goto out;
+	sb_puts(&data, ",\"schedtrace\":");
+	{
+		int64_t iv = 0;
+		sqlite3_stmt *q = NULL;
+		if (sqlite3_prepare_v2(api->db, "SELECT interval_ns FROM trace_info", -1, &q, NULL) ==
+			    SQLITE_OK &&
+		    sqlite3_step(q) == SQLITE_ROW)
+			iv = sqlite3_column_int64(q, 0);
+		sqlite3_finalize(q);
+		if (iv <= 0)
+			iv = api->st.duration_ns / 50 + 1;
+		if (api_schedtrace_json(api, iv, &data, err) < 0)
+			goto out;
+	}
+	sb_puts(&data, ",\"latency\":");
+	if (api_latency_json(api, &data, err) < 0)
+		goto out;
+	sb_puts(&data, ",\"util\":");
+	if (api_util_json(api, &data, err) < 0)
+		goto out;
+	sb_putc(&data, '}');
+
+	rest = splice(&out, (const char *)index->data, HEAD_TAG, CSP_META, strlen(CSP_META), 1,
+		      err);
+	if (rest != NULL) {
+		struct sbuf style;
+		sb_init(&style);
+		sb_puts(&style, "<style>\n");
+		sb_add(&style, css->data, css->len);
+		sb_puts(&style, "</style>");
+		rest = splice(&out, rest, STYLE_TAG, style.buf, style.len, 0, err);
+		sb_free(&style);
+	}
+	if (rest != NULL) {
+		struct sbuf scripts;
+		sb_init(&scripts);
+		sb_puts(&scripts, "<script type=\"application/json\" id=\"wsr-data\">");
+		sb_add(&scripts, data.buf, data.len);
+		sb_puts(&scripts, "</script>\n<script>\n");
+		sb_add(&scripts, js->data, js->len);
+		sb_puts(&scripts, "</script>");
+		rest = splice(&out, rest, SCRIPT_TAG, scripts.buf, scripts.len, 0, err);
+		sb_free(&scripts);
+	}
+	if (rest == NULL)
+		goto out;
+	sb_puts(&out, rest);
+	if (out.oom || data.oom) {
+		err_push(err, "out of memory building the report");
+		goto out;
+	}
+	if (asprintf(&tmp, "%s.tmp", path) < 0) {
+		tmp = NULL;
+		err_push(err, "out of memory");
+		goto out;
+	}
+	f = fopen(tmp, "w");
+	if (f == NULL) {
+		err_push(err, "creating %s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	if (fwrite(out.buf, 1, out.len, f) != out.len || fclose(f) != 0) {
+		f = NULL;
+		err_push(err, "writing %s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	f = NULL;
+	if (rename(tmp, path) != 0) {
+		err_push(err, "renaming %s to %s: %s", tmp, path, strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	if (f != NULL)
+		fclose(f);
+	if (ret < 0 && tmp != NULL)
+		unlink(tmp);
+	free(tmp);
+	sb_free(&data);
+	sb_free(&out);
+	return ret;
+}

@@ -1,0 +1,146 @@
+/*
+ * sbuf.c - growable byte buffer and JSON string escaping.
+ *
+ * Invariants:
+ *   - cap doubles on growth, so n appends cost O(total length).
+ *   - After an allocation failure the buffer keeps what it had and oom = 1.
+ * Concurrency: none (a buffer belongs to one thread).
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sbuf.h"
+
+void sb_init(struct sbuf *sb)
+{
+	memset(sb, 0, sizeof(*sb));
+}
+
+void sb_free(struct sbuf *sb)
+{
+	free(sb->buf);
+	memset(sb, 0, sizeof(*sb));
+}
+
+char *sb_steal(struct sbuf *sb, size_t *len)
+{
+	char *b = sb->buf;
+
+	if (len != NULL)
+		*len = sb->len;
+	memset(sb, 0, sizeof(*sb));
+	return b;
+}
+
+/* Makes room for n more bytes plus the terminating NUL; returns 0 or -1. */
+static int reserve(struct sbuf *sb, size_t n)
+{
+	size_t need = sb->len + n + 1;
+	size_t cap = sb->cap != 0 ? sb->cap : 256;
+	char *b;
+
+	if (sb->oom)
+		return -1;
+	if (need <= sb->cap)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	b = realloc(sb->buf, cap);
+	if (b == NULL) {
+		sb->oom = 1;
+		return -1;
+	}
+	sb->buf = b;
+	sb->cap = cap;
+	return 0;
+}
+
+void sb_add(struct sbuf *sb, const void *data, size_t n)
+{
+	if (reserve(sb, n) < 0)
+		return;
+	memcpy(sb->buf + sb->len, data, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
+void sb_puts(struct sbuf *sb, const char *s)
+{
+	sb_add(sb, s, strlen(s));
+}
+
+void sb_putc(struct sbuf *sb, char c)
+{
+	sb_add(sb, &c, 1);
+}
+
+void sb_printf(struct sbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || reserve(sb, (size_t)n) < 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	sb->len += (size_t)n;
+}
+
+void sb_i64(struct sbuf *sb, int64_t v)
+{
+	char tmp[24];
+	int n = snprintf(tmp, sizeof(tmp), "%" PRId64, v);
+
+	sb_add(sb, tmp, (size_t)n);
+}
+
+void sb_json_str(struct sbuf *sb, const char *s)
+{
+	const unsigned char *p;
+
+	if (s == NULL) {
+		sb_puts(sb, "null");
+		return;
+	}
+	sb_putc(sb, '"');
+	for (p = (const unsigned char *)s; *p != '\0'; p++) {
+		switch (*p) {
+		case '"':
+			sb_puts(sb, "\\\"");
+			break;
+		case '\\':
+			sb_puts(sb, "\\\\");
+			break;
+		case '\n':
+			sb_puts(sb, "\\n");
+			break;
+		case '\r':
+			sb_puts(sb, "\\r");
+			break;
+		case '\t':
+			sb_puts(sb, "\\t");
+			break;
+		default:
+			if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&')
+				sb_printf(sb, "\\u%04x", *p);
+			else
+				sb_putc(sb, (char)*p);
+		}
+	}
+	sb_putc(sb, '"');
+}
+
+void sb_uncomma(struct sbuf *sb)
+{
+	if (!sb->oom && sb->len > 0 && sb->buf[sb->len - 1] == ',')
+		sb->buf[--sb->len] = '\0';
+}

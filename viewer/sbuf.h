@@ -1,0 +1,39 @@
+/*
+ * sbuf.h - a growable byte buffer and the JSON writers the viewer uses.
+ *
+ * Invariants:
+ *   - buf is NUL-terminated whenever len > 0 and oom is 0.
+ *   - Once an allocation fails, oom stays set and every later call is a
+ *     no-op; the caller checks oom once, at the end.
+ *   - sb_json_str() escapes '<', '>' and '&' as \u00XX besides the JSON
+ *     escapes, so the output can be inlined in a <script> element.
+ * Concurrency: a buffer belongs to one thread.
+ */
+#ifndef WSR_VIEWER_SBUF_H
+#define WSR_VIEWER_SBUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sbuf {
+	char *buf;
+	size_t len;
+	size_t cap;
+	int oom;
+};
+
+void sb_init(struct sbuf *sb);
+void sb_free(struct sbuf *sb);
+/* Hands the bytes to the caller (who frees them) and resets the buffer. */
+char *sb_steal(struct sbuf *sb, size_t *len);
+void sb_add(struct sbuf *sb, const void *data, size_t n);
+void sb_puts(struct sbuf *sb, const char *s);
+void sb_putc(struct sbuf *sb, char c);
+void sb_printf(struct sbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_i64(struct sbuf *sb, int64_t v);
+/* A JSON string literal (quoted); NULL writes null. */
+void sb_json_str(struct sbuf *sb, const char *s);
+/* Drops a trailing ',' if there is one (after writing list items). */
+void sb_uncomma(struct sbuf *sb);
+
+#endif /* WSR_VIEWER_SBUF_H */

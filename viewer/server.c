@@ -1,0 +1,166 @@
+/*
+ * server.c - HTTP front of the viewer: Host check, embedded assets, /api/.
+ *
+ * Security model (docs/viewer.md):
+ *   - Loopback only: the listening socket is bound to 127.0.0.1, never to
+ *     INADDR_ANY, so no other machine can connect.
+ *   - DNS rebinding: a hostile page whose name is re-pointed at 127.0.0.1
+ *     reaches this port with its own name in Host; every request whose Host
+ *     is not "127.0.0.1:PORT" gets 421 Misdirected Request before any
+ *     routing.
+ *   - No file serving: URL paths map to the embedded assets or to api.c;
+ *     everything else is 404, so there is no path to traverse.
+ *   - The database is opened read-only with a read-only authorizer (api.c).
+ *   - Answers carry a Content-Security-Policy (self only, no framing),
+ *     nosniff and no-referrer headers.
+ * Invariants:
+ *   - Every response is created, queued and destroyed in handle(); a failed
+ *     allocation yields MHD_NO (libmicrohttpd then closes the connection).
+ * Concurrency: MHD_USE_INTERNAL_POLLING_THREAD without a thread pool: one
+ *   thread calls handle(), so api.c needs no locks.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <microhttpd.h>
+
+#include "assets.h"
+#include "server.h"
+
+#define CSP                                                                                        \
+	"default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "                \
+	"img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; "     \
+	"form-action 'none'"
+
+const struct viewer_asset *assets_find(const char *path)
+{
+	if (strcmp(path, "/") == 0)
+		path = "/index.html";
+	for (const struct viewer_asset *a = viewer_assets; a->path != NULL; a++)
+		if (strcmp(a->path, path) == 0)
+			return a;
+	return NULL;
+}
+
+static void add_headers(struct MHD_Response *r, const char *mime)
+{
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, mime);
+	MHD_add_response_header(r, "Content-Security-Policy", CSP);
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	MHD_add_response_header(r, "X-Frame-Options", "DENY");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *mime,
+			     void *body, size_t len, enum MHD_ResponseMemoryMode mode)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+	enum MHD_Result ret;
+
+	if (r == NULL) {
+		if (mode == MHD_RESPMEM_MUST_FREE)
+			free(body);
+		return MHD_NO;
+	}
+	add_headers(r, mime);
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned int status, const char *msg)
+{
+	return reply(c, status, "text/plain; charset=utf-8", (void *)msg, strlen(msg),
+		     MHD_RESPMEM_PERSISTENT);
+}
+
+static const char *get_arg(void *ctx, const char *name)
+{
+	return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, name);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload_data,
+			      size_t *upload_size, void **con_cls)
+{
+	struct server *sv = cls;
+	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+	const struct viewer_asset *a;
+
+	(void)version;
+	(void)upload_data;
+	(void)con_cls;
+	if (host == NULL || strcmp(host, sv->host) != 0)
+		return reply_text(c, MHD_HTTP_MISDIRECTED_REQUEST,
+				  "421 Misdirected Request: this server answers only to its "
+				  "loopback address\n");
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "405 Method Not Allowed\n");
+	if (*upload_size != 0)
+		return reply_text(c, MHD_HTTP_BAD_REQUEST, "400 Bad Request\n");
+	if (strncmp(url, "/api/", 5) == 0) {
+		struct sbuf out;
+		int status;
+		char *body;
+		size_t len;
+
+		sb_init(&out);
+		status = api_handle(sv->api, url + 5, get_arg, c, &out);
+		if (out.oom) {
+			sb_free(&out);
+			return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		}
+		body = sb_steal(&out, &len);
+		return reply(c, (unsigned int)status, "application/json; charset=utf-8", body, len,
+			     MHD_RESPMEM_MUST_FREE);
+	}
+	a = assets_find(url);
+	if (a == NULL)
+		return reply_text(c, MHD_HTTP_NOT_FOUND, "404 Not Found\n");
+	return reply(c, MHD_HTTP_OK, a->mime, (void *)a->data, a->len, MHD_RESPMEM_PERSISTENT);
+}
+
+int server_start(struct server *sv, struct api *api, uint16_t port, struct wsr_err *err)
+{
+	struct sockaddr_in sa;
+	const union MHD_DaemonInfo *info;
+
+	memset(sv, 0, sizeof(*sv));
+	sv->api = api;
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sv->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, port, NULL,
+				      NULL, handle, sv, MHD_OPTION_SOCK_ADDR, &sa,
+				      MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64,
+				      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)60,
+				      MHD_OPTION_END);
+	if (sv->daemon == NULL) {
+		err_push(err, "cannot listen on 127.0.0.1:%u (port in use?)", (unsigned)port);
+		return -1;
+	}
+	info = MHD_get_daemon_info(sv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	if (info == NULL || info->port == 0) {
+		err_push(err, "cannot read back the listening port");
+		server_stop(sv);
+		return -1;
+	}
+	sv->port = info->port;
+	snprintf(sv->host, sizeof(sv->host), "127.0.0.1:%u", (unsigned)sv->port);
+	return 0;
+}
+
+void server_stop(struct server *sv)
+{
+	if (sv->daemon != NULL)
+		MHD_stop_daemon(sv->daemon);
+	sv->daemon = NULL;
+}

@@ -1,0 +1,32 @@
+/*
+ * server.h - the viewer's HTTP server (libmicrohttpd) on 127.0.0.1.
+ *
+ * Invariants:
+ *   - Bound to 127.0.0.1 only; port 0 asks the kernel for a free port and
+ *     server_start() reads the bound port back.
+ *   - Every request whose Host header is not exactly "127.0.0.1:PORT" is
+ *     refused with 421 (a DNS-rebinding page would send its own host name).
+ *   - Only GET and HEAD; only the embedded assets and /api/NAME answers;
+ *     nothing is read from the disk but the database.
+ * Concurrency: one internal polling thread answers every request, so the
+ *   struct api (and its SQLite connections) is used by that thread only.
+ */
+#ifndef WSR_VIEWER_SERVER_H
+#define WSR_VIEWER_SERVER_H
+
+#include <stdint.h>
+
+#include "api.h"
+#include "err.h"
+
+struct server {
+	struct MHD_Daemon *daemon;
+	struct api *api;
+	uint16_t port;
+	char host[32]; /* the one Host header accepted */
+};
+
+int server_start(struct server *sv, struct api *api, uint16_t port, struct wsr_err *err);
+void server_stop(struct server *sv);
+
+#endif /* WSR_VIEWER_SERVER_H */

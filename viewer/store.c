@@ -1,0 +1,652 @@
+/*
+ * store.c - level-of-detail index for the viewer (see store.h).
+ *
+ * Why in memory: a window of a big trace may cover millions of intervals,
+ * and drawing it needs every one of them looked at once (to merge the ones
+ * narrower than a pixel). Reading them from SQLite on each pan or zoom costs
+ * seconds at full zoom-out; a sorted array walks a million spans in about a
+ * millisecond. Spans take 24 bytes, so a 10-million-event trace (about
+ * 2.5 million G slices and as many P and M intervals) holds ~150 MB.
+ * Counters change at nearly every event, so they are not copied: a bucket
+ * summary (min, max, last per counter) answers coarse windows and the
+ * counters table (rowid = ts) answers fine ones.
+ * Rejected: a per-window SQL scan with merging in C (linear in the window's
+ * rows: fine zoomed in, seconds zoomed out); point sampling of counters
+ * (drops spikes narrower than a pixel, which is exactly what one looks for).
+ *
+ * Invariants:
+ *   - After loading, spans of a lane are sorted by start; a span that would
+ *     start before the previous one ends is clipped to it (the database
+ *     invariants say this never happens) and empty spans are dropped.
+ *   - bucket b covers [b * bucket_ns, (b + 1) * bucket_ns); its min and max
+ *     include the value held at its start.
+ * Concurrency: store_init() runs first; then store_load_lanes() and
+ *   store_load_counters() may run at the same time on two threads (each with
+ *   its own connection): they write disjoint fields. api.c publishes each part
+ *   with a release store once it is complete; readers never touch a part
+ *   before seeing its flag, and a complete part is never written again.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store.h"
+
+#define STORE_BUCKETS 262144
+
+const char *const store_state_names[ST_NSTATES] = {
+	"idle", "running", "spinning", "syscall", "parked", "no_p", "other",
+};
+
+const char *const store_counter_names[STORE_NCOUNTERS] = {
+	"idle_ps", "spinning_ms", "runnable_gs", "global_len", "running_gs",
+};
+
+static enum store_state state_code(const unsigned char *s)
+{
+	if (s == NULL)
+		return ST_OTHER;
+	for (int i = 0; i < ST_OTHER; i++)
+		if (strcmp((const char *)s, store_state_names[i]) == 0)
+			return (enum store_state)i;
+	return ST_OTHER;
+}
+
+/* The lane with this id in a sorted array of lanes, inserted if new. */
+static struct store_lane *lane_get(struct store_lane **lanes, size_t *n, int64_t id)
+{
+	size_t lo = 0, hi = *n;
+	struct store_lane *a;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if ((*lanes)[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < *n && (*lanes)[lo].id == id)
+		return &(*lanes)[lo];
+	a = realloc(*lanes, (*n + 1) * sizeof(*a));
+	if (a == NULL)
+		return NULL;
+	memmove(&a[lo + 1], &a[lo], (*n - lo) * sizeof(*a));
+	memset(&a[lo], 0, sizeof(*a));
+	a[lo].id = id;
+	*lanes = a;
+	(*n)++;
+	return &a[lo];
+}
+
+static int lane_push(struct store_lane *l, int64_t s, int64_t e, int32_t v)
+{
+	if (e < s)
+		e = s;
+	if (l->n == l->cap) {
+		size_t cap = l->cap != 0 ? l->cap * 2 : 1024;
+		struct store_span *a = realloc(l->v, cap * sizeof(*a));
+		if (a == NULL)
+			return -1;
+		l->v = a;
+		l->cap = cap;
+	}
+	l->v[l->n++] = (struct store_span){s, e, v};
+	return 0;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct store_span *x = a, *y = b;
+
+	return (x->s > y->s) - (x->s < y->s);
+}
+
+/* Sorts a lane by start if the rows came out of order, then clips overlaps. */
+static void lane_finish(struct store_lane *l)
+{
+	size_t w = 0;
+
+	for (size_t i = 1; i < l->n; i++) {
+		if (l->v[i].s < l->v[i - 1].s) {
+			qsort(l->v, l->n, sizeof(*l->v), span_cmp);
+			break;
+		}
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		struct store_span sp = l->v[i];
+		if (w > 0 && sp.s < l->v[w - 1].e)
+			sp.s = l->v[w - 1].e;
+		if (sp.e <= sp.s)
+			continue;
+		l->v[w++] = sp;
+	}
+	l->n = w;
+}
+
+static int step(sqlite3 *db, sqlite3_stmt *q, struct wsr_err *err, int *row)
+{
+	int rc = sqlite3_step(q);
+
+	if (rc == SQLITE_ROW) {
+		*row = 1;
+		return 0;
+	}
+	*row = 0;
+	if (rc == SQLITE_DONE)
+		return 0;
+	err_push(err, "reading the database: %s", sqlite3_errmsg(db));
+	return -1;
+}
+
+/* Loads (owner, state-or-g, start, end) rows into lanes. */
+static int load_lanes(struct store *st, sqlite3 *db, const char *sql, struct store_lane **lanes,
+		      size_t *n, int is_state, struct wsr_err *err)
+{
+	sqlite3_stmt *q = NULL;
+	int ret = -1, row;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
+		err_push(err, "preparing %s: %s", sql, sqlite3_errmsg(db));
+		goto out;
+	}
+	for (;;) {
+		if (step(db, q, err, &row) < 0)
+			goto out;
+		if (!row)
+			break;
+		int64_t id = sqlite3_column_int64(q, 0);
+		int32_t v = is_state ? (int32_t)state_code(sqlite3_column_text(q, 1))
+				     : (int32_t)sqlite3_column_int64(q, 1);
+		int64_t s = sqlite3_column_int64(q, 2) - st->start_ts;
+		int64_t e = sqlite3_column_int64(q, 3) - st->start_ts;
+		struct store_lane *l = lane_get(lanes, n, id);
+		if (l == NULL || lane_push(l, s, e, v) < 0) {
+			err_push(err, "out of memory loading lanes");
+			goto out;
+		}
+		st->spans++;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(q);
+	return ret;
+}
+
+static int load_ids(sqlite3 *db, const char *sql, struct store_lane **lanes, size_t *n,
+		    struct wsr_err *err)
+{
+	sqlite3_stmt *q = NULL;
+	int ret = -1, row;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
+		err_push(err, "preparing %s: %s", sql, sqlite3_errmsg(db));
+		goto out;
+	}
+	for (;;) {
+		if (step(db, q, err, &row) < 0)
+			goto out;
+		if (!row)
+			break;
+		if (lane_get(lanes, n, sqlite3_column_int64(q, 0)) == NULL) {
+			err_push(err, "out of memory");
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(q);
+	return ret;
+}
+
+static void bucket_set(struct store_cbucket *b, const int32_t *v)
+{
+	for (int k = 0; k < STORE_NCOUNTERS; k++)
+		b->min[k] = b->max[k] = b->last[k] = v[k];
+}
+
+static int load_counters(struct store *st, sqlite3 *db, struct wsr_err *err)
+{
+	sqlite3_stmt *q = NULL;
+	int ret = -1, row, have_first = 0;
+	size_t cur = 0; /* buckets below cur are final */
+	int32_t carry[STORE_NCOUNTERS] = {0};
+	const char *sql = "SELECT ts, idle_ps, spinning_ms, runnable_gs, global_len, running_gs "
+			  "FROM counters ORDER BY ts";
+
+	st->bucket_ns = st->duration_ns / STORE_BUCKETS + 1;
+	st->nbuckets = (size_t)(st->duration_ns / st->bucket_ns) + 1;
+	st->cb = calloc(st->nbuckets, sizeof(*st->cb));
+	if (st->cb == NULL) {
+		err_push(err, "out of memory for %zu counter buckets", st->nbuckets);
+		goto out;
+	}
+	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
+		err_push(err, "preparing %s: %s", sql, sqlite3_errmsg(db));
+		goto out;
+	}
+	for (;;) {
+		int32_t v[STORE_NCOUNTERS];
+		int64_t t;
+		size_t b;
+
+		if (step(db, q, err, &row) < 0)
+			goto out;
+		if (!row)
+			break;
+		t = sqlite3_column_int64(q, 0) - st->start_ts;
+		for (int k = 0; k < STORE_NCOUNTERS; k++)
+			v[k] = (int32_t)sqlite3_column_int64(q, k + 1);
+		if (!have_first) {
+			memcpy(st->first, v, sizeof(v));
+			memcpy(carry, v, sizeof(v));
+			have_first = 1;
+		}
+		b = t <= 0 ? 0 : (size_t)(t / st->bucket_ns);
+		if (b >= st->nbuckets)
+			b = st->nbuckets - 1;
+		if (b >= cur) {
+			/* Buckets with no change hold the carried value; b opens with it. */
+			for (; cur <= b; cur++)
+				bucket_set(&st->cb[cur], carry);
+		}
+		for (int k = 0; k < STORE_NCOUNTERS; k++) {
+			struct store_cbucket *cb = &st->cb[b];
+			if (v[k] < cb->min[k])
+				cb->min[k] = v[k];
+			if (v[k] > cb->max[k])
+				cb->max[k] = v[k];
+			cb->last[k] = v[k];
+		}
+		memcpy(carry, v, sizeof(v));
+	}
+	for (; cur < st->nbuckets; cur++)
+		bucket_set(&st->cb[cur], carry);
+	ret = 0;
+out:
+	sqlite3_finalize(q);
+	return ret;
+}
+
+int store_init(struct store *st, sqlite3 *db, struct wsr_err *err)
+{
+	sqlite3_stmt *q = NULL;
+	int ret = -1, row;
+
+	memset(st, 0, sizeof(*st));
+	if (sqlite3_prepare_v2(db, "SELECT start_ts, end_ts, gomaxprocs FROM trace_info", -1, &q,
+			       NULL) != SQLITE_OK) {
+		err_push(err, "reading trace_info: %s", sqlite3_errmsg(db));
+		goto out;
+	}
+	if (step(db, q, err, &row) < 0)
+		goto out;
+	if (!row || sqlite3_column_type(q, 0) == SQLITE_NULL) {
+		err_push(err, "the database has no start_ts in meta (empty trace?)");
+		goto out;
+	}
+	st->start_ts = sqlite3_column_int64(q, 0);
+	st->end_ts = sqlite3_column_int64(q, 1);
+	st->gomaxprocs = sqlite3_column_int(q, 2);
+	st->duration_ns = st->end_ts > st->start_ts ? st->end_ts - st->start_ts : 1;
+	ret = 0;
+out:
+	sqlite3_finalize(q);
+	return ret;
+}
+
+int store_load_lanes(struct store *st, sqlite3 *db, struct wsr_err *err)
+{
+	for (int p = 0; p < st->gomaxprocs; p++) {
+		if (lane_get(&st->p_runs, &st->nps, p) == NULL) {
+			err_push(err, "out of memory");
+			return -1;
+		}
+	}
+	if (load_ids(db, "SELECT p FROM p ORDER BY p", &st->p_runs, &st->nps, err) < 0 ||
+	    load_ids(db, "SELECT m FROM m ORDER BY m", &st->m_states, &st->nms, err) < 0)
+		return -1;
+	/*
+	 * A sequential scan of g_state is about twice as fast as walking the
+	 * (state, start_ts) index, which needs a table lookup per row; the rows
+	 * of one P come out nearly sorted and lane_finish() sorts if needed.
+	 */
+	if (load_lanes(st, db,
+		       "SELECT p, g, start_ts, end_ts FROM g_state NOT INDEXED "
+		       "WHERE state = 'running' AND p IS NOT NULL",
+		       &st->p_runs, &st->nps, 0, err) < 0)
+		return -1;
+	/* P state lanes get exactly the Ps of the run lanes, in the same order. */
+	st->p_states = calloc(st->nps != 0 ? st->nps : 1, sizeof(*st->p_states));
+	if (st->p_states == NULL) {
+		err_push(err, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < st->nps; i++)
+		st->p_states[i].id = st->p_runs[i].id;
+	{
+		size_t n = st->nps;
+		if (load_lanes(st, db,
+			       "SELECT p, state, start_ts, end_ts FROM p_state ORDER BY p, start_ts",
+			       &st->p_states, &n, 1, err) < 0)
+			return -1;
+		if (n != st->nps) {
+			err_push(err, "p_state names a P that neither p nor g_state knows");
+			return -1;
+		}
+	}
+	if (load_lanes(st, db, "SELECT m, state, start_ts, end_ts FROM m_state ORDER BY m, start_ts",
+		       &st->m_states, &st->nms, 1, err) < 0)
+		return -1;
+	for (size_t i = 0; i < st->nps; i++) {
+		lane_finish(&st->p_runs[i]);
+		lane_finish(&st->p_states[i]);
+	}
+	for (size_t i = 0; i < st->nms; i++)
+		lane_finish(&st->m_states[i]);
+	return 0;
+}
+
+int store_load_counters(struct store *st, sqlite3 *db, struct wsr_err *err)
+{
+	return load_counters(st, db, err);
+}
+
+static void lanes_free(struct store_lane *l, size_t n)
+{
+	for (size_t i = 0; l != NULL && i < n; i++)
+		free(l[i].v);
+	free(l);
+}
+
+void store_free(struct store *st)
+{
+	lanes_free(st->p_runs, st->nps);
+	lanes_free(st->p_states, st->nps);
+	lanes_free(st->m_states, st->nms);
+	free(st->cb);
+	memset(st, 0, sizeof(*st));
+}
+
+/* A block of merged spans being built. */
+struct acc {
+	int active;
+	int64_t s, e, busy, vlen;
+	int32_t v;
+	uint32_t n;
+	int64_t st_t[ST_NSTATES];
+};
+
+static void acc_flush(struct sbuf *out, struct acc *a, int is_state)
+{
+	if (!a->active)
+		return;
+	if (is_state && a->n > 1) {
+		int best = 0;
+		for (int i = 1; i < ST_NSTATES; i++)
+			if (a->st_t[i] > a->st_t[best])
+				best = i;
+		a->v = best;
+	}
+	sb_printf(out, "[%" PRId64 ",%" PRId64 ",%d,%u,%" PRId64 "],", a->s, a->e, (int)a->v, a->n,
+		  a->busy);
+	a->active = 0;
+}
+
+/* Index of the first span ending after t (spans' ends are non-decreasing). */
+static size_t lane_first_after(const struct store_lane *l, int64_t t)
+{
+	size_t lo = 0, hi = l->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (l->v[mid].e <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Writes the spans of l meeting [t0, t1) as [s, e, v, n, busy] items. A span
+ * at least a pixel wide is written as itself (n = 1, real bounds); narrower
+ * ones are merged with their neighbours into blocks of at most about a pixel
+ * while the gaps between them are under a pixel: n counts them, busy sums
+ * their time, v is the G of the longest (run lanes) or the state that takes
+ * most time (state lanes).
+ */
+static void lane_json(struct sbuf *out, const struct store_lane *l, int64_t t0, int64_t t1,
+		      int64_t nspp, int is_state)
+{
+	struct acc a = {0};
+
+	sb_putc(out, '[');
+	for (size_t i = lane_first_after(l, t0); i < l->n && l->v[i].s < t1; i++) {
+		const struct store_span *sp = &l->v[i];
+		int64_t cs = sp->s > t0 ? sp->s : t0;
+		int64_t ce = sp->e < t1 ? sp->e : t1;
+		int64_t w = ce - cs;
+
+		if (w >= nspp) {
+			acc_flush(out, &a, is_state);
+			sb_printf(out, "[%" PRId64 ",%" PRId64 ",%d,1,%" PRId64 "],", sp->s, sp->e,
+				  (int)sp->v, w);
+			continue;
+		}
+		if (a.active && cs - a.e < nspp && a.e - a.s < nspp) {
+			a.e = ce;
+			a.n++;
+			a.busy += w;
+			if (is_state && sp->v >= 0 && sp->v < ST_NSTATES)
+				a.st_t[sp->v] += w;
+			if (w > a.vlen) {
+				a.vlen = w;
+				a.v = sp->v;
+			}
+			continue;
+		}
+		acc_flush(out, &a, is_state);
+		memset(&a, 0, sizeof(a));
+		a.active = 1;
+		a.s = cs;
+		a.e = ce;
+		a.n = 1;
+		a.busy = w;
+		a.v = sp->v;
+		a.vlen = w;
+		if (is_state && sp->v >= 0 && sp->v < ST_NSTATES)
+			a.st_t[sp->v] = w;
+	}
+	acc_flush(out, &a, is_state);
+	sb_uncomma(out);
+	sb_putc(out, ']');
+}
+
+void store_timeline_json(const struct store *st, int64_t t0, int64_t t1, int px, struct sbuf *out)
+{
+	int64_t nspp = (t1 - t0) / px;
+
+	if (nspp < 1)
+		nspp = 1;
+	sb_printf(out, "{\"t0\":%" PRId64 ",\"t1\":%" PRId64 ",\"nspp\":%" PRId64 ",\"p\":[", t0, t1,
+		  nspp);
+	for (size_t i = 0; i < st->nps; i++) {
+		sb_printf(out, "{\"p\":%" PRId64 ",\"runs\":", st->p_runs[i].id);
+		lane_json(out, &st->p_runs[i], t0, t1, nspp, 0);
+		sb_puts(out, ",\"states\":");
+		lane_json(out, &st->p_states[i], t0, t1, nspp, 1);
+		sb_puts(out, "},");
+	}
+	sb_uncomma(out);
+	sb_puts(out, "],\"m\":[");
+	for (size_t i = 0; i < st->nms; i++) {
+		sb_printf(out, "{\"m\":%" PRId64 ",\"states\":", st->m_states[i].id);
+		lane_json(out, &st->m_states[i], t0, t1, nspp, 1);
+		sb_puts(out, "},");
+	}
+	sb_uncomma(out);
+	sb_puts(out, "]}");
+}
+
+/* Per-pixel min, max and last of each counter. */
+struct cpix {
+	int px;
+	int32_t *mn, *mx, *ls; /* [k * px + j] */
+};
+
+static void cpix_write(struct cpix *c, int j, const int32_t *mn, const int32_t *mx,
+		       const int32_t *ls)
+{
+	for (int k = 0; k < STORE_NCOUNTERS; k++) {
+		c->mn[k * c->px + j] = mn[k];
+		c->mx[k * c->px + j] = mx[k];
+		c->ls[k * c->px + j] = ls[k];
+	}
+}
+
+static void from_buckets(const struct store *st, struct cpix *c, int64_t t0, double nspp)
+{
+	for (int j = 0; j < c->px; j++) {
+		int64_t a = t0 + (int64_t)(j * nspp), b = t0 + (int64_t)((j + 1) * nspp);
+		int32_t mn[STORE_NCOUNTERS], mx[STORE_NCOUNTERS], ls[STORE_NCOUNTERS];
+		int64_t ba, bb;
+
+		if (b <= 0) {
+			cpix_write(c, j, st->first, st->first, st->first);
+			continue;
+		}
+		ba = a <= 0 ? 0 : a / st->bucket_ns;
+		bb = (b - 1) / st->bucket_ns;
+		if (ba >= (int64_t)st->nbuckets)
+			ba = (int64_t)st->nbuckets - 1;
+		if (bb >= (int64_t)st->nbuckets)
+			bb = (int64_t)st->nbuckets - 1;
+		for (int k = 0; k < STORE_NCOUNTERS; k++) {
+			mn[k] = st->cb[ba].min[k];
+			mx[k] = st->cb[ba].max[k];
+			ls[k] = st->cb[bb].last[k];
+		}
+		for (int64_t i = ba + 1; i <= bb; i++) {
+			for (int k = 0; k < STORE_NCOUNTERS; k++) {
+				if (st->cb[i].min[k] < mn[k])
+					mn[k] = st->cb[i].min[k];
+				if (st->cb[i].max[k] > mx[k])
+					mx[k] = st->cb[i].max[k];
+			}
+		}
+		cpix_write(c, j, mn, mx, ls);
+	}
+}
+
+static int from_table(const struct store *st, sqlite3 *db, struct cpix *c, int64_t t0, int64_t t1,
+		      double nspp, struct wsr_err *err)
+{
+	sqlite3_stmt *q = NULL;
+	int ret = -1, row, j = 0;
+	int32_t carry[STORE_NCOUNTERS], mn[STORE_NCOUNTERS], mx[STORE_NCOUNTERS];
+	const char *cols = "ts, idle_ps, spinning_ms, runnable_gs, global_len, running_gs";
+	char sql[256];
+
+	memcpy(carry, st->first, sizeof(carry));
+	snprintf(sql, sizeof(sql), "SELECT %s FROM counters WHERE ts <= ? ORDER BY ts DESC LIMIT 1",
+		 cols);
+	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(q, 1, st->start_ts + t0);
+	if (step(db, q, err, &row) < 0)
+		goto out;
+	if (row)
+		for (int k = 0; k < STORE_NCOUNTERS; k++)
+			carry[k] = (int32_t)sqlite3_column_int64(q, k + 1);
+	sqlite3_finalize(q);
+	q = NULL;
+	snprintf(sql, sizeof(sql), "SELECT %s FROM counters WHERE ts > ? AND ts < ? ORDER BY ts",
+		 cols);
+	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(q, 1, st->start_ts + t0);
+	sqlite3_bind_int64(q, 2, st->start_ts + t1);
+	memcpy(mn, carry, sizeof(mn));
+	memcpy(mx, carry, sizeof(mx));
+	for (;;) {
+		if (step(db, q, err, &row) < 0)
+			goto out;
+		if (!row)
+			break;
+		int pj = (int)((double)(sqlite3_column_int64(q, 0) - st->start_ts - t0) / nspp);
+		if (pj >= c->px)
+			pj = c->px - 1;
+		for (; j < pj; j++) {
+			cpix_write(c, j, mn, mx, carry);
+			memcpy(mn, carry, sizeof(mn));
+			memcpy(mx, carry, sizeof(mx));
+		}
+		for (int k = 0; k < STORE_NCOUNTERS; k++) {
+			int32_t v = (int32_t)sqlite3_column_int64(q, k + 1);
+			if (v < mn[k])
+				mn[k] = v;
+			if (v > mx[k])
+				mx[k] = v;
+			carry[k] = v;
+		}
+	}
+	for (; j < c->px; j++) {
+		cpix_write(c, j, mn, mx, carry);
+		memcpy(mn, carry, sizeof(mn));
+		memcpy(mx, carry, sizeof(mx));
+	}
+	ret = 0;
+	goto out;
+fail:
+	err_push(err, "querying counters: %s", sqlite3_errmsg(db));
+out:
+	sqlite3_finalize(q);
+	return ret;
+}
+
+static void int_array(struct sbuf *out, const int32_t *v, int n)
+{
+	sb_putc(out, '[');
+	for (int j = 0; j < n; j++)
+		sb_printf(out, "%s%d", j != 0 ? "," : "", (int)v[j]);
+	sb_putc(out, ']');
+}
+
+int store_counters_json(const struct store *st, sqlite3 *db, int64_t t0, int64_t t1, int px,
+			struct sbuf *out, struct wsr_err *err)
+{
+	struct cpix c = {.px = px};
+	double nspp = (double)(t1 - t0) / px;
+	int ret = -1;
+
+	c.mn = calloc((size_t)px * STORE_NCOUNTERS, sizeof(int32_t));
+	c.mx = calloc((size_t)px * STORE_NCOUNTERS, sizeof(int32_t));
+	c.ls = calloc((size_t)px * STORE_NCOUNTERS, sizeof(int32_t));
+	if (c.mn == NULL || c.mx == NULL || c.ls == NULL) {
+		err_push(err, "out of memory");
+		goto out;
+	}
+	if (nspp >= 2.0 * (double)st->bucket_ns)
+		from_buckets(st, &c, t0, nspp);
+	else if (from_table(st, db, &c, t0, t1, nspp, err) < 0)
+		goto out;
+	sb_printf(out, "{\"t0\":%" PRId64 ",\"t1\":%" PRId64 ",\"px\":%d,\"series\":{", t0, t1, px);
+	for (int k = 0; k < STORE_NCOUNTERS; k++) {
+		sb_printf(out, "%s\"%s\":{\"min\":", k != 0 ? "," : "", store_counter_names[k]);
+		int_array(out, c.mn + k * px, px);
+		sb_puts(out, ",\"max\":");
+		int_array(out, c.mx + k * px, px);
+		sb_puts(out, ",\"last\":");
+		int_array(out, c.ls + k * px, px);
+		sb_putc(out, '}');
+	}
+	sb_puts(out, "}}");
+	ret = 0;
+out:
+	free(c.mn);
+	free(c.mx);
+	free(c.ls);
+	return ret;
+}

@@ -1,0 +1,92 @@
+/*
+ * store.h - the viewer's level-of-detail index over a trace database: the
+ * per-P and per-M lanes held in memory as sorted interval arrays, and the
+ * counters step function summarised in fixed-width buckets.
+ *
+ * Invariants:
+ *   - Times are nanoseconds relative to meta.start_ts.
+ *   - Within a lane, spans are sorted by start and do not overlap (the
+ *     database tiles P and M states, and a P runs one G at a time), so both
+ *     starts and ends are non-decreasing and binary search finds a window.
+ *   - A window answer holds at most about two items per pixel and lane:
+ *     spans narrower than a pixel are merged (store_timeline_json).
+ *   - Counter buckets are STORE_BUCKETS wide slices of the trace; a window
+ *     coarser than two buckets per pixel is answered from them, a finer one
+ *     from the counters table through its primary key (ts).
+ * Concurrency: store_init() first; store_load_lanes() and
+ *   store_load_counters() may then run on two threads at once (they write
+ *   disjoint fields); each part is read-only once loaded, so any number of
+ *   threads may query it (the SQLite handle is the caller's).
+ */
+#ifndef WSR_VIEWER_STORE_H
+#define WSR_VIEWER_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "err.h"
+#include "sbuf.h"
+
+/* Lane states (p_state.state and m_state.state), in the order of store_state_names. */
+enum store_state {
+	ST_IDLE,
+	ST_RUNNING,
+	ST_SPINNING,
+	ST_SYSCALL,
+	ST_PARKED,
+	ST_NO_P,
+	ST_OTHER,
+	ST_NSTATES
+};
+
+extern const char *const store_state_names[ST_NSTATES];
+
+/* The counters shown under the timeline, in this order. */
+enum { STORE_NCOUNTERS = 5 };
+extern const char *const store_counter_names[STORE_NCOUNTERS];
+
+struct store_span {
+	int64_t s, e;
+	int32_t v; /* the G (run lanes) or an enum store_state (state lanes) */
+};
+
+struct store_lane {
+	int64_t id; /* P or M id */
+	size_t n, cap;
+	struct store_span *v;
+};
+
+struct store_cbucket {
+	int32_t min[STORE_NCOUNTERS], max[STORE_NCOUNTERS], last[STORE_NCOUNTERS];
+};
+
+struct store {
+	int64_t start_ts, end_ts, duration_ns;
+	int gomaxprocs;
+	size_t nps, nms;
+	struct store_lane *p_runs;   /* per P: G running slices */
+	struct store_lane *p_states; /* per P: p_state */
+	struct store_lane *m_states; /* per M: m_state */
+	int64_t bucket_ns;
+	size_t nbuckets;
+	struct store_cbucket *cb;
+	int32_t first[STORE_NCOUNTERS]; /* counter values at t = 0 */
+	size_t spans; /* total spans held (for the log line) */
+};
+
+/* Reads the trace bounds and gomaxprocs (fast). */
+int store_init(struct store *st, sqlite3 *db, struct wsr_err *err);
+/* Loads the P and M lanes (p_runs, p_states, m_states, nps, nms, spans). */
+int store_load_lanes(struct store *st, sqlite3 *db, struct wsr_err *err);
+/* Builds the counter buckets (bucket_ns, nbuckets, cb, first). */
+int store_load_counters(struct store *st, sqlite3 *db, struct wsr_err *err);
+void store_free(struct store *st);
+/* Writes {"t0","t1","nspp","p":[{"p","runs","states"}],"m":[{"m","states"}]}. */
+void store_timeline_json(const struct store *st, int64_t t0, int64_t t1, int px, struct sbuf *out);
+/* Writes {"t0","t1","px","series":{name:{"min":[],"max":[],"last":[]}}}. */
+int store_counters_json(const struct store *st, sqlite3 *db, int64_t t0, int64_t t1, int px,
+			struct sbuf *out, struct wsr_err *err);
+
+#endif /* WSR_VIEWER_STORE_H */
