@@ -25,6 +25,17 @@ struct wsr_ctx {
 void wsr__ctx_switch(struct wsr_ctx *from, struct wsr_ctx *to);
 void wsr__ctx_trampoline(void);
 
+/* Every switch goes through here. The empty asm after the call keeps the
+ * compiler from turning the switch into a tail call: with ThreadSanitizer a
+ * tail call would run the caller's __tsan_func_exit after the fiber switch
+ * but before the stack switch, popping a frame off the wrong fiber's shadow
+ * stack (it underflows after a few switches and TSan crashes). */
+static inline void wsr__ctx_swap(struct wsr_ctx *from, struct wsr_ctx *to)
+{
+	wsr__ctx_switch(from, to);
+	__asm__ volatile("" ::: "memory");
+}
+
 static inline void wsr__ctx_make(struct wsr_ctx *c, void *hi, void (*entry)(void *), void *arg)
 {
 	uintptr_t top = (uintptr_t)hi & ~(uintptr_t)15;

@@ -80,6 +80,8 @@ struct wsr_g {
 	int64_t goid;		     /* set by newproc before the G is queued; then immutable */
 	int64_t parent;		     /* goid of the creator, 0 for the main G */
 	_Atomic uint32_t status;     /* enum g_status; written by the G's owner of the moment */
+	/* 1 from a park's commit until its M saved the context (park_m). */
+	_Atomic uint32_t switching;
 	struct wsr_m *m;	     /* M running it (G_RUNNING/G_SYSCALL); owner */
 	struct wsr_g *schedlink;     /* global queue, free lists, wait lists: under their lock */
 	uint8_t waitreason;	     /* enum wsr_reason while G_WAITING */

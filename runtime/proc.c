@@ -5,8 +5,13 @@
  * Design. Gs run on Ms (threads); an M needs a P to run Gs. Each M has a g0:
  * the thread's own stack, which runs wsr__schedule(). A G leaves the CPU only
  * by switching to its M's g0 (wsr__mcall), which then does what the G asked
- * (queue it, park it, free it) after the G's registers are saved - so a G is
- * never visible on a queue before it can be resumed - and picks the next G.
+ * (queue it, free it) after the G's registers are saved - so a yielding G is
+ * never visible on a run queue before it can be resumed - and picks the next
+ * G. Parking is the exception (see wsr__gopark): the G publishes itself to
+ * its waker before switching, and g->switching covers the window. Rejected
+ * design: Go's unlock-on-g0 (park_m calling unlockf) - under ThreadSanitizer
+ * every G is a thread, and a mutex unlocked by another "thread" than the one
+ * that locked it is a reported bug and corrupts its lock-set bookkeeping.
  *
  * findrunnable looks, in Go's order: timers -> local runnext/ring -> global
  * queue -> netpoll (non-blocking) -> steal (if spinning is allowed) -> release
@@ -308,6 +313,19 @@ static void execute(struct wsr_m *mp, struct wsr_g *gp, bool inherit, uint8_t sr
 
 	WSR_DASSERT(pp != NULL && pp->m == mp);
 	WSR_DASSERT(load_relaxed(&gp->status) == G_RUNNABLE);
+	/* A G readied while still switching out of its last park: wait until its
+	 * M saved its context (a few instructions; yield if that M lost its CPU).
+	 * load-acquire; pairs with the store-release in park_m. */
+	if (__builtin_expect(load_acq(&gp->switching) != 0, 0)) {
+		int spins = 0;
+
+		while (load_acq(&gp->switching) != 0) {
+			if (++spins > 100)
+				sched_yield();
+			else
+				cpu_relax();
+		}
+	}
 	mp->curg = gp;
 	gp->m = mp;
 	store_relaxed(&gp->status, G_RUNNING);
@@ -334,7 +352,7 @@ static void execute(struct wsr_m *mp, struct wsr_g *gp, bool inherit, uint8_t sr
 #if WSR_SAN_TSAN
 	san_tsan_switch(gp->tsan_fiber);
 #endif
-	wsr__ctx_switch(&mp->g0ctx, &gp->ctx);
+	wsr__ctx_swap(&mp->g0ctx, &gp->ctx);
 #if WSR_SAN_ASAN
 	san_switch_end(mp->asan_fake_stack);
 #endif
@@ -355,7 +373,7 @@ void wsr__mcall(void (*fn)(struct wsr_m *mp, struct wsr_g *gp, void *arg), void 
 #if WSR_SAN_TSAN
 	san_tsan_switch(mp->tsan_fiber);
 #endif
-	wsr__ctx_switch(&gp->ctx, &mp->g0ctx);
+	wsr__ctx_swap(&gp->ctx, &mp->g0ctx);
 	/* Resumed, maybe on another M: mp is stale from here on. */
 #if WSR_SAN_ASAN
 	san_switch_end(gp->asan_fake_stack);
@@ -378,7 +396,7 @@ static __attribute__((noreturn)) void mcall_noreturn(void (*fn)(struct wsr_m *, 
 #if WSR_SAN_TSAN
 	san_tsan_switch(mp->tsan_fiber);
 #endif
-	wsr__ctx_switch(&gp->ctx, &mp->g0ctx);
+	wsr__ctx_swap(&gp->ctx, &mp->g0ctx);
 	wsr__throw("mcall_noreturn: a dead G was resumed");
 }
 
@@ -414,34 +432,43 @@ static void preempt_m(struct wsr_m *mp, struct wsr_g *gp, void *arg)
 	WSR_TRACE(globrunq_put, &mp->stats, mp->p->id, mp->id, gp->goid, glen);
 }
 
-struct park_args {
-	bool (*unlockf)(struct wsr_g *gp, void *arg);
-	void *arg;
-	uint8_t reason;
-};
-
-static void park_m(struct wsr_m *mp, struct wsr_g *gp, void *varg)
+/* On g0 after a park: the G's context is saved; let others resume it. */
+static void park_m(struct wsr_m *mp, struct wsr_g *gp, void *arg)
 {
-	struct park_args *pa = varg;
-
-	WSR_TRACE(g_stop, &mp->stats, mp->p->id, mp->id, gp->goid, pa->reason);
+	(void)arg;
 	dropg(mp, gp);
-	gp->waitreason = pa->reason;
-	gp->waitsince = 0;
-	store_relaxed(&gp->status, G_WAITING);
-	if (pa->unlockf != NULL && !pa->unlockf(gp, pa->arg)) {
-		/* The park was called off: the G runs again next. */
-		store_relaxed(&gp->status, G_RUNNABLE);
-		WSR_TRACE(g_ready, &mp->stats, mp->p->id, mp->id, gp->goid, gp->goid);
-		wsr__runqput(mp, mp->p, gp, true);
-	}
+	/* store-release; pairs with the load-acquire spin in execute. */
+	store_rel(&gp->switching, 0);
 }
 
-void wsr__gopark(bool (*unlockf)(struct wsr_g *gp, void *arg), void *arg, uint8_t reason)
+/* On g0 when a commit refused the park: the G runs again next. */
+static void parkabort_m(struct wsr_m *mp, struct wsr_g *gp, void *arg)
 {
-	struct park_args pa = {unlockf, arg, reason};
+	(void)arg;
+	dropg(mp, gp);
+	store_relaxed(&gp->status, G_RUNNABLE);
+	WSR_TRACE(g_ready, &mp->stats, mp->p->id, mp->id, gp->goid, gp->goid);
+	wsr__runqput(mp, mp->p, gp, true);
+}
 
-	wsr__mcall(park_m, &pa);
+void wsr__gopark(bool (*commit)(struct wsr_g *gp, void *arg), void *arg, uint8_t reason)
+{
+	struct wsr_m *mp = wsr__getm();
+	struct wsr_g *gp = mp->curg;
+
+	WSR_TRACE(g_stop, &mp->stats, mp->p->id, mp->id, gp->goid, reason);
+	gp->waitreason = reason;
+	store_relaxed(&gp->switching, 1);
+	store_relaxed(&gp->status, G_WAITING);
+	/* The commit publishes the G to its waker (usually by unlocking the
+	 * queue it sits on). From here a waker may ready it and another M pick
+	 * it up: that M waits in execute until park_m cleared `switching`. */
+	if (commit != NULL && !commit(gp, arg)) {
+		store_relaxed(&gp->switching, 0);
+		wsr__mcall(parkabort_m, NULL);
+		return;
+	}
+	wsr__mcall(park_m, NULL);
 }
 
 void wsr__goready(struct wsr_g *gp, bool next)

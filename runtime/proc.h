@@ -21,9 +21,14 @@ void wsr__schedule(struct wsr_m *mp);
 /* Switches from the running G to g0, which runs fn(mp, gp, arg); the G
  * resumes (maybe on another M) when someone readies and schedules it. */
 void wsr__mcall(void (*fn)(struct wsr_m *mp, struct wsr_g *gp, void *arg), void *arg);
-/* Parks the running G (Go: gopark). On g0, unlockf(gp, arg) runs after the
- * G's context is saved; if it returns false the G is resumed at once. */
-void wsr__gopark(bool (*unlockf)(struct wsr_g *gp, void *arg), void *arg, uint8_t reason);
+/* Parks the running G (Go: gopark). The G is marked waiting, then
+ * commit(gp, arg) runs on the G itself and publishes it to its waker (usually
+ * by unlocking the wait queue it joined); if commit returns false the park is
+ * called off and the G runs again soon. Unlike Go, the commit does not run on
+ * g0: ThreadSanitizer sees each G as its own thread, so a lock must be
+ * released by the G that took it. A waker can therefore ready the G before
+ * its context is saved; execute() waits for that (g->switching). */
+void wsr__gopark(bool (*commit)(struct wsr_g *gp, void *arg), void *arg, uint8_t reason);
 /* Makes a G_WAITING gp runnable: into the caller's P runnext (next) or tail,
  * or the global queue when the caller holds no P. Any context. */
 void wsr__goready(struct wsr_g *gp, bool next);

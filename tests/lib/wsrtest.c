@@ -1,5 +1,11 @@
 /*
- * wsrtest.c - runs every WSR_TEST case in a fork under alarm(), prints TAP.
+ * wsrtest.c - runs every WSR_TEST case in a child process under alarm(),
+ * prints TAP.
+ *
+ * Each child is this executable re-executed (fork + exec) with
+ * WSRTEST_CASE=name: a plain fork of a process that already runs threads
+ * (LTTng-UST starts its listener threads at load) is unsafe, and
+ * ThreadSanitizer refuses to start threads after one.
  *
  * Invariants:
  *   - A case passes only if its child exits 0; a signal, a non-zero exit or
@@ -50,6 +56,8 @@ static unsigned timeout_multiplier(void)
 	return v > 0 ? (unsigned)v : 1;
 }
 
+static char **self_argv;
+
 static int run_case(const struct wsrtest_case *tc)
 {
 	int status;
@@ -63,10 +71,11 @@ static int run_case(const struct wsrtest_case *tc)
 		return 0;
 	}
 	if (pid == 0) {
+		setenv("WSRTEST_CASE", tc->name, 1);
 		alarm(tc->timeout_s * timeout_multiplier());
-		tc->fn();
-		fflush(stdout);
-		_exit(0);
+		execv("/proc/self/exe", self_argv);
+		perror("# exec");
+		_exit(127);
 	}
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
@@ -90,7 +99,7 @@ static int by_line(const void *a, const void *b)
 	return (x->line > y->line) - (x->line < y->line);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const char *filter = getenv("WSR_TEST_FILTER");
 	size_t total = (size_t)(__stop_wsr_tests - __start_wsr_tests), k;
@@ -98,9 +107,24 @@ int main(void)
 	const struct wsrtest_case *tc;
 	int n = 0, i = 0, failed = 0;
 
+	const char *only = getenv("WSRTEST_CASE");
+
+	(void)argc;
+	self_argv = argv;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (cases == NULL)
 		return 1;
+	if (only != NULL) {
+		/* The child side of run_case: run one case, exit 0 if it returns. */
+		for (k = 0; k < total; k++)
+			if (strcmp(__start_wsr_tests[k].name, only) == 0) {
+				__start_wsr_tests[k].fn();
+				fflush(stdout);
+				return 0;
+			}
+		fprintf(stderr, "# no test case named %s\n", only);
+		return 1;
+	}
 	for (k = 0; k < total; k++)
 		cases[k] = &__start_wsr_tests[k];
 	qsort(cases, total, sizeof(*cases), by_line);
