@@ -7,8 +7,10 @@
 #   short-lived             a program that exits at once keeps its events
 #   exit-status             exit codes pass through (status, signal, exec failure, usage)
 #   concurrent              two `wsr run` at once: each trace holds only its own process
+#   postprocess             without --no-ingest: `wsr ingest` (+ `wsr report`) run
 #   sessiond                with no daemon running, `wsr run` starts one and stops it
-#   example NAME EXE KINDS  a runtime example with --lossless: counts equal the
+#   example NAME EXE KINDS [ARGS...]
+#                           a runtime example with --lossless: counts equal the
 #                           WSRDEBUG=stats=1 line, sequences hold, KINDS appear
 #   no-session NAME EXE     the traced build runs normally with no session
 # Exit: 0 pass, 1 fail, 77 skip (meson's convention).
@@ -16,6 +18,7 @@
 # A test that needs a session daemon starts one only if `lttng list` reaches
 # none, and stops only that one. Traces go to a fresh temporary directory.
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -68,7 +71,8 @@ def wsr_run(wsr, tmp, name, run_args, prog, env_extra=None):
     env = dict(os.environ)
     env['WSRDEBUG'] = 'stats=1'
     env.update(env_extra or {})
-    p = subprocess.run([wsr, 'run', '--out', out_dir] + run_args + ['--'] + prog,
+    # --no-ingest: these tests check the recording; the analyzer tests its ingest.
+    p = subprocess.run([wsr, 'run', '--no-ingest', '--out', out_dir] + run_args + ['--'] + prog,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     errf = os.path.join(tmp, name + '.stderr')
     with open(errf, 'w') as f:
@@ -97,7 +101,7 @@ def summary_line(stderr):
 
 def case_emitter_lossless(wsr, emitter, tmp, args):
     rc, _, err, d, errf = wsr_run(wsr, tmp, 'lossless', ['--lossless'],
-                                  [emitter, '-t', '2', '-n', '100000'])
+                                  [emitter, '-t', '2', '-n', '50000'])
     ok = expect(rc == 0, 'wsr run exit status 0 (got %d)' % rc)
     ok &= expect('0 events discarded, 0 packets lost' in summary_line(err),
                  'summary reports no loss: ' + summary_line(err))
@@ -112,7 +116,14 @@ def case_emitter_default(wsr, emitter, tmp, args):
                                   ['--subbuf-size', '4k', '--num-subbuf', '2'],
                                   [emitter, '-t', '2', '-n', '100000'])
     ok = expect(rc == 0, 'wsr run exit status 0 (got %d)' % rc)
-    ok &= expect('warning: the tracer discarded' in err, 'wsr run warns about discarded events')
+    warn = re.search(r'warning: the tracer discarded (\d+) events and lost (\d+) packets', err)
+    summ = re.search(r'in the trace: (\d+) events discarded, (\d+) packets lost', err)
+    ok &= expect(warn is not None and int(warn.group(1)) > 0,
+                 'wsr run warns about discarded events')
+    # The warning counts from the packet indexes, the summary from decoding the trace.
+    ok &= expect(warn is not None and summ is not None and warn.groups() == summ.groups(),
+                 'index and decoded loss counts agree: %s / %s'
+                 % (warn and warn.groups(), summ and summ.groups()))
     ok &= check(d, errf, '--allow-discards')
     return ok
 
@@ -156,9 +167,10 @@ def case_concurrent(wsr, emitter, tmp, args):
     env = dict(os.environ)
     env['WSRDEBUG'] = 'stats=1'
     procs = []
-    for name, n in (('a', '60000'), ('b', '40000')):
+    for name, n in (('a', '30000'), ('b', '20000')):
         errf = open(os.path.join(tmp, name + '.stderr'), 'w')
-        p = subprocess.Popen([wsr, 'run', '--lossless', '--out', os.path.join(tmp, name), '--',
+        p = subprocess.Popen([wsr, 'run', '--no-ingest', '--lossless', '--out',
+                              os.path.join(tmp, name), '--',
                               emitter, '-t', '2', '-n', n], stderr=errf, env=env)
         procs.append((name, p, errf))
     ok = True
@@ -170,6 +182,24 @@ def case_concurrent(wsr, emitter, tmp, args):
         # Different sizes: an event of the other run would break the exact counts,
         # and check_trace insists on a single vpid.
         ok &= check(os.path.join(tmp, name), errf.name)
+    return ok
+
+
+def case_postprocess(wsr, emitter, tmp, args):
+    # Without --no-ingest: ingest + report when this wsr has them, else the summary.
+    out_dir = os.path.join(tmp, 'pp')
+    p = subprocess.run([wsr, 'run', '--out', out_dir, '--', emitter, '-n', '100'],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    print(p.stderr + p.stdout)
+    ok = expect(p.returncode == 0, 'wsr run exit status 0 (got %d)' % p.returncode)
+    ok &= expect('wsr run: trace: ' + out_dir in p.stderr, 'wsr run names the trace')
+    has_ingest = subprocess.run([wsr, 'ingest', '--help'], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL).returncode == 0
+    if has_ingest:
+        ok &= expect(os.path.isfile(os.path.join(out_dir, 'trace.db')),
+                     'wsr ingest wrote trace.db in the trace directory')
+    else:
+        ok &= expect(summary_line(p.stderr) != '', 'no analyzer: wsr run prints a summary')
     return ok
 
 
@@ -186,7 +216,7 @@ def case_sessiond(wsr, emitter, tmp, args):
 
 def case_example(wsr, emitter, tmp, args):
     name, exe, kinds = args[0], args[1], args[2]
-    rc, out, err, d, errf = wsr_run(wsr, tmp, name, ['--lossless'], [exe])
+    rc, out, err, d, errf = wsr_run(wsr, tmp, name, ['--lossless'], [exe] + args[3:])
     print(summary_line(err))
     ok = expect(rc == 0, '%s under wsr run --lossless exits 0 (got %d)' % (name, rc))
     ok &= check(d, errf, '--require', kinds)
@@ -213,6 +243,7 @@ CASES = {
     'short-lived': case_short_lived,
     'exit-status': case_exit_status,
     'concurrent': case_concurrent,
+    'postprocess': case_postprocess,
     'sessiond': case_sessiond,
     'example': case_example,
     'no-session': case_no_session,
