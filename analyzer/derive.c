@@ -203,6 +203,9 @@ struct derive {
 	char hostname[256], procname[256], tracer[64], env_vpid[32], domain[32];
 	int tracer_major, tracer_minor;
 	bool finished;
+	/* the one process analysed: want_vpid (--vpid) or the first seen */
+	int64_t want_vpid, vpid;
+	uint64_t skipped_other_vpid;
 };
 
 /* Binding helpers: -1 (no P / no M) and absent values are stored as NULL only
@@ -734,6 +737,11 @@ void derive_destroy(struct derive *dv)
 	free(dv->dirty_ps);
 	free(dv->trace);
 	free(dv);
+}
+
+void derive_set_vpid(struct derive *dv, int64_t vpid)
+{
+	dv->want_vpid = vpid;
 }
 
 uint64_t derive_event_count(const struct derive *dv)
@@ -1420,6 +1428,24 @@ int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra,
 		return 0;
 	}
 
+	/* One process per database: the state machines cannot mix two runtimes. */
+	if (r->flags & REC_F_VPID) {
+		if (dv->want_vpid > 0 && r->vpid != dv->want_vpid) {
+			dv->skipped_other_vpid++;
+			return 0;
+		}
+		if (dv->vpid == 0) {
+			dv->vpid = r->vpid;
+		} else if (r->vpid != dv->vpid) {
+			err_input(err,
+				  "%s: the trace holds events of several processes (vpid %" PRId64
+				  " and %d): pass --vpid PID to analyse one (wsr run records only "
+				  "its child)",
+				  dv->trace, dv->vpid, r->vpid);
+			return -1;
+		}
+	}
+
 	if (validate(dv, r, extra, err) < 0)
 		return -1;
 	dv->streams[r->stream].last_ts = r->ts;
@@ -1556,6 +1582,8 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 
 	int64_t duration = dv->any_ts ? end - dv->first_ts : 0;
 	snprintf(buf, sizeof(buf), "%d.%d", dv->tracer_major, dv->tracer_minor);
+	if (dv->env_vpid[0] == '\0' && dv->vpid != 0)
+		snprintf(dv->env_vpid, sizeof(dv->env_vpid), "%" PRId64, dv->vpid);
 	struct {
 		const char *k;
 		int64_t v;
@@ -1580,6 +1608,7 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 		{"idle_while_global_ns", dv->idle_global_ns, true},
 		{"idle_while_runnable_ns", dv->idle_runnable_ns, true},
 		{"spins_found", (int64_t)dv->spins_found, true},
+		{"other_process_events", (int64_t)dv->skipped_other_vpid, dv->want_vpid > 0},
 	};
 	for (size_t k = 0; k < sizeof(ints) / sizeof(ints[0]); k++)
 		if (ints[k].ok && db_meta_int(dv->db, ints[k].k, ints[k].v, err) < 0)

@@ -21,7 +21,13 @@ void err_init(struct wsr_err *err)
 static __attribute__((format(printf, 2, 0))) void err_vpush(struct wsr_err *err, const char *fmt,
 							       va_list ap)
 {
-	int slot = err->n < WSR_ERR_MAX ? err->n : WSR_ERR_MAX - 1;
+	/* Full: drop the second outermost-so-far cause to keep the innermost
+	 * (the root cause) and make room for the new, outer one. */
+	if (err->n == WSR_ERR_MAX) {
+		memmove(err->msg[1], err->msg[2], (size_t)(WSR_ERR_MAX - 2) * WSR_ERR_LEN);
+		err->n--;
+	}
+	int slot = err->n;
 
 	vsnprintf(err->msg[slot], WSR_ERR_LEN, fmt, ap);
 	if (err->n < WSR_ERR_MAX)

@@ -7,8 +7,8 @@
  *     as "wsr CMD: error: OUTER: caused by: ... caused by: INNER".
  *   - exit_code is 1 (failure) unless a cause was pushed with err_input(),
  *     which marks the input as bad (exit 2, like a usage error).
- *   - At most WSR_ERR_MAX causes are kept; later ones replace the last slot
- *     so the outermost context is never lost.
+ *   - At most WSR_ERR_MAX causes are kept: the innermost (the root cause)
+ *     and the most recent, outer ones; middle ones are dropped first.
  * Concurrency: a struct wsr_err belongs to one thread.
  */
 #ifndef WSR_ANALYZER_ERR_H

@@ -555,8 +555,18 @@ static void child_main(int fd, const struct pre *pr)
 	if (w.buf == NULL)
 		_exit(1);
 	if (decode_trace_dirs((const char *const *)pr->dirs, pr->ndirs, child_cb, &w, &err) < 0) {
+		/* The causes, innermost first, one per line (the parent pushes
+		 * them one by one so none is cut short). */
 		char msg[WSR_REC_MAX_EXTRA / 2];
-		err_format(&err, msg, sizeof(msg));
+		size_t off = 0;
+		msg[0] = '\0';
+		for (int i = 0; i < err.n && off + 2 < sizeof(msg); i++) {
+			int k = snprintf(msg + off, sizeof(msg) - off, "%s%s", i ? "\n" : "",
+					 err.msg[i]);
+			if (k < 0)
+				break;
+			off += (size_t)k;
+		}
 		struct wsr_rec r = {.type = REC_ERROR};
 		r.extra_len = (uint32_t)strlen(msg) + 1;
 		r.size = (uint32_t)((sizeof(r) + r.extra_len + 7) & ~(size_t)7);
@@ -627,6 +637,8 @@ int ingest_trace(const char *dir, const char *out, const struct ingest_opts *o,
 	dv = derive_create(db, dir, err);
 	if (dv == NULL)
 		goto out;
+	if (o->vpid > 0)
+		derive_set_vpid(dv, o->vpid);
 	buf = malloc(cap);
 	if (buf == NULL) {
 		err_push(err, "out of memory");
@@ -742,7 +754,15 @@ int ingest_trace(const char *dir, const char *out, const struct ingest_opts *o,
 		goto out;
 	}
 	if (child_msg[0] != '\0' || WEXITSTATUS(status) != 0 || !got_end) {
-		err_push(err, "%s", child_msg[0] != '\0' ? child_msg : "decoder failed");
+		if (child_msg[0] == '\0')
+			err_push(err, "the decoder exited with status %d", WEXITSTATUS(status));
+		for (char *line = child_msg; line != NULL && *line != '\0';) {
+			char *nl = strchr(line, '\n');
+			if (nl != NULL)
+				*nl = '\0';
+			err_push(err, "%s", line);
+			line = nl != NULL ? nl + 1 : NULL;
+		}
 		err_input(err, "%s: cannot decode the trace after %" PRIu64 " events", dir,
 			  derive_event_count(dv));
 		goto out;
@@ -810,12 +830,13 @@ out:
 static void ingest_usage(FILE *f)
 {
 	fprintf(f, "usage: wsr ingest TRACE_DIR [-o trace.db] [--force] [--timeout SECONDS] "
-		   "[--quiet] [--verbose]\n"
+		   "[--vpid PID] [--quiet] [--verbose]\n"
 		   "  Reads the CTF trace under TRACE_DIR (babeltrace2) and writes one SQLite\n"
 		   "  database (default TRACE_DIR/trace.db); see docs/schema.md.\n"
 		   "  --force     replace an existing database\n"
 		   "  --timeout S give up when the decoder makes no progress for S seconds "
 		   "(default 30)\n"
+		   "  --vpid PID  analyse only the events of process PID\n"
 		   "  --quiet     no progress line\n");
 }
 
@@ -842,6 +863,14 @@ int cmd_ingest(int argc, char **argv)
 			o.verbose = true;
 		} else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && i + 1 < argc) {
 			out = argv[++i];
+		} else if (strcmp(a, "--vpid") == 0 && i + 1 < argc) {
+			char *end;
+			long v = strtol(argv[++i], &end, 10);
+			if (*end != '\0' || v < 1) {
+				fprintf(stderr, "wsr ingest: error: bad --vpid '%s'\n", argv[i]);
+				return 2;
+			}
+			o.vpid = v;
 		} else if (strcmp(a, "--timeout") == 0 && i + 1 < argc) {
 			char *end;
 			long v = strtol(argv[++i], &end, 10);

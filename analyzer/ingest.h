@@ -18,6 +18,7 @@ struct ingest_opts {
 	bool progress; /* progress line on stderr */
 	bool verbose;  /* let babeltrace2 print on stderr */
 	int timeout_s; /* decoder inactivity limit */
+	long vpid;     /* > 0: keep only this process's events */
 };
 
 struct ingest_stats {

@@ -1,0 +1,459 @@
+#!/usr/bin/env python3
+# test_analyzer.py - integration tests of `wsr ingest/report/check/diff` on
+# real LTTng traces (TAP output). One case per invocation:
+#
+#   test_analyzer.py WSR SIM sim
+#       sim-emitter (exact counters): per-kind counts == its stats line,
+#       events == babeltrace2's count, reconstructed schedtrace == its
+#       schedtrace events in 100% of snapshots, interval tables tile time,
+#       report/check/diff in every format.
+#   test_analyzer.py WSR SIM example NAME EXE ARGS...
+#       a libwsr example under WSRDEBUG=stats=1,schedtrace=1: counts ==
+#       stats line, events == babeltrace2, gomaxprocs and threads exact,
+#       the other schedtrace fields exact in >= 95% of snapshots and within 1
+#       in the rest, tiling, report.
+#   test_analyzer.py WSR SIM bad-input
+#       every bad-input case: exit 2, its message, no database left behind.
+#   test_analyzer.py WSR SIM plugin PLUGIN_DIR
+#       babeltrace2 --plugin-path=PLUGIN_DIR -c sink.wsr.sqlite writes the
+#       same database as `wsr ingest`.
+#
+# Invariants: every temporary file lives under one TemporaryDirectory;
+#   no assertion depends on wall-clock time.
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import xml.dom.minidom
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lttrec  # noqa: E402
+
+_n = [0]
+_failed = [0]
+
+
+def ok(cond, name, diag=''):
+    _n[0] += 1
+    if cond:
+        print('ok %d - %s' % (_n[0], name))
+    else:
+        _failed[0] += 1
+        print('not ok %d - %s' % (_n[0], name))
+        for line in str(diag).splitlines()[:40]:
+            print('#   ' + line)
+    sys.stdout.flush()
+    return cond
+
+
+def run(argv, **kw):
+    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def bt2_event_count(trace):
+    # sink.utils.counter prints running totals now and then, the final ones last.
+    r = run(['babeltrace2', trace, '-c', 'sink.utils.counter'])
+    n = None
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[1] == 'Event' and parts[2] == 'messages':
+            n = int(parts[0])
+    if r.returncode != 0 or n is None:
+        raise RuntimeError('babeltrace2 counter output: ' + r.stdout + r.stderr)
+    return n
+
+
+def check_counts(db, stats, events_in_trace):
+    counts = dict(db.execute('SELECT name, n FROM event_counts'))
+    total = db.execute('SELECT count(*) FROM events').fetchone()[0]
+    ok(total == events_in_trace, 'SELECT count(*) FROM events == babeltrace2 event count',
+       '%d vs %d' % (total, events_in_trace))
+    scanned = dict(db.execute('SELECT name, count(*) FROM events GROUP BY name'))
+    ok(scanned == counts, 'event_counts table == GROUP BY over events', '%s\n%s' % (scanned, counts))
+    extra = {'runqput_next', 'stolen', 'max_spinning'}
+    bad = []
+    for k, v in stats.items():
+        if k in extra:
+            continue
+        if counts.get(k, 0) != v:
+            bad.append('%s: db %d, runtime %d' % (k, counts.get(k, 0), v))
+    ok(not bad, 'per-kind counts in the database == the runtime stats line', '\n'.join(bad))
+    nxt = db.execute("SELECT count(*) FROM events WHERE name = 'runqput' AND a1 = 1").fetchone()[0]
+    ok(nxt == stats.get('runqput_next', 0), 'runqput with next=1 == runqput_next',
+       '%d vs %d' % (nxt, stats.get('runqput_next', 0)))
+    stolen = db.execute('SELECT coalesce(sum(n), 0) FROM steals').fetchone()[0]
+    ok(stolen == stats.get('stolen', 0), 'sum(steals.n) == stolen',
+       '%d vs %d' % (stolen, stats.get('stolen', 0)))
+    ok(db.execute('SELECT count(*) FROM steals').fetchone()[0] == counts.get('steal', 0),
+       'steals table rows == steal events')
+
+
+def check_tiling(db):
+    end = db.execute("SELECT value FROM meta WHERE key = 'end_ts'").fetchone()[0]
+    for table, key in (('p_state', 'p'), ('m_state', 'm')):
+        gaps = db.execute(
+            'SELECT %s, start_ts, prev FROM (SELECT %s, start_ts, lag(end_ts) OVER '
+            '(PARTITION BY %s ORDER BY start_ts) AS prev FROM %s) WHERE prev IS NOT NULL AND '
+            'prev != start_ts LIMIT 5' % (key, key, key, table)).fetchall()
+        ok(not gaps, '%s: per %s the intervals follow each other without gap or overlap'
+           % (table, key.upper()), gaps)
+        empty = db.execute('SELECT count(*) FROM %s WHERE end_ts <= start_ts' % table).fetchone()[0]
+        ok(empty == 0, '%s: no empty or reversed interval' % table, empty)
+        short = db.execute('SELECT %s, max(end_ts) FROM %s GROUP BY %s HAVING max(end_ts) != ?'
+                           % (key, table, key), (end,)).fetchall()
+        ok(not short, '%s: every %s is covered up to the end of the trace' % (table, key.upper()),
+           short)
+    p_start = db.execute('SELECT p, min(start_ts) FROM p_state GROUP BY p').fetchall()
+    init = db.execute("SELECT min(ts) FROM events WHERE name = 'init'").fetchone()[0]
+    if init is not None:
+        late = [r for r in p_start if r[1] != init]
+        ok(not late, 'p_state: every P is covered from init on', late)
+    gaps = db.execute(
+        'SELECT g, start_ts, prev FROM (SELECT g, start_ts, lag(end_ts) OVER (PARTITION BY g '
+        'ORDER BY start_ts, rowid) AS prev FROM g_state) WHERE prev IS NOT NULL AND '
+        'prev != start_ts LIMIT 5').fetchall()
+    ok(not gaps, 'g_state: per G the intervals follow each other without gap or overlap', gaps)
+    rev = db.execute('SELECT count(*) FROM g_state WHERE end_ts < start_ts').fetchone()[0]
+    ok(rev == 0, 'g_state: no reversed interval', rev)
+    ends = db.execute(
+        'SELECT g.g FROM g JOIN (SELECT g, min(start_ts) AS s, max(end_ts) AS e FROM g_state '
+        'GROUP BY g) x ON x.g = g.g WHERE x.s != g.created_ts OR x.e != coalesce(g.end_ts, ?) '
+        'LIMIT 5', (end,)).fetchall()
+    ok(not ends, 'g_state: per G the intervals cover created_ts .. end_ts (or trace end)', ends)
+    bad = db.execute(
+        "SELECT g, prev, state FROM (SELECT g, state, lag(state) OVER (PARTITION BY g ORDER BY "
+        "start_ts, rowid) AS prev FROM g_state) WHERE (state = 'running' AND prev IN "
+        "('running', 'waiting')) OR (state = prev AND state != 'runnable') LIMIT 5").fetchall()
+    ok(not bad, 'g_state: runnable -> running -> ... is well ordered per G', bad)
+    neg = db.execute('SELECT count(*) FROM counters WHERE idle_ps < 0 OR spinning_ms < 0 OR '
+                     'running_gs < 0 OR runnable_gs < 0 OR global_len < 0').fetchone()[0]
+    ok(neg == 0, 'counters never go negative', neg)
+    gmp = db.execute("SELECT value FROM meta WHERE key = 'gomaxprocs'").fetchone()[0]
+    over = db.execute('SELECT count(*) FROM counters WHERE running_gs > ? OR idle_ps > ?',
+                      (gmp, gmp)).fetchone()[0]
+    ok(over == 0, 'at most gomaxprocs Gs run and Ps idle at once', over)
+
+
+def check_schedtrace(db, exact_share, ctx):
+    rows = db.execute('SELECT ts, rt_gomaxprocs, gomaxprocs, rt_threads, threads, rt_idleprocs, '
+                      'idleprocs, rt_spinningthreads, spinningthreads, rt_runqueue, runqueue, '
+                      'rt_runq, runq FROM schedtrace_check').fetchall()
+    ok(len(rows) > 0, '%s: the trace has schedtrace events to compare with' % ctx, len(rows))
+    if not rows:
+        return
+    ok(all(r[1] == r[2] for r in rows), '%s: gomaxprocs exact in every snapshot' % ctx)
+    bad = [(r[0], r[3], r[4]) for r in rows if r[3] != r[4]]
+    ok(not bad, '%s: threads exact in every snapshot' % ctx, bad[:5])
+    fields = {'idleprocs': (5, 6), 'spinningthreads': (7, 8), 'runqueue': (9, 10)}
+    series = {k: [(r[a], r[b]) for r in rows] for k, (a, b) in fields.items()}
+    np_ = rows[0][1]
+    for p in range(np_):
+        series['runq[P%d]' % p] = [(json.loads(r[11])[p], json.loads(r[12])[p]) for r in rows]
+    for k, pairs in series.items():
+        exact = sum(1 for a, b in pairs if a == b)
+        far = [(a, b) for a, b in pairs if abs(a - b) > 1]
+        share = exact / len(pairs)
+        ok(share >= exact_share and not far,
+           '%s: %s exact in %.1f%% of %d snapshots (>= %.0f%%), within 1 in the rest'
+           % (ctx, k, 100 * share, len(pairs), 100 * exact_share),
+           'off by more than 1: %s' % far[:10])
+
+
+def check_report(wsr, dbpath, tmp):
+    r = run([wsr, 'report', dbpath])
+    ok(r.returncode == 0 and 'SCHED ' in r.stdout and 'steal matrix' in r.stdout,
+       'wsr report (text)', r.stderr + r.stdout[-2000:])
+    db = sqlite3.connect(dbpath)
+    view = db.execute('SELECT t_ms, gomaxprocs, idleprocs, threads, spinningthreads, '
+                      'needspinning, idlethreads, runqueue, runq, schedticks FROM '
+                      'schedtrace').fetchall()
+    lines = []
+    for t, g, i, th, sp, ns, it, rq, runq, ticks in view:
+        q = json.loads(runq)
+        lines.append('SCHED %dms: gomaxprocs=%d idleprocs=%d threads=%d spinningthreads=%d '
+                     'needspinning=%d idlethreads=%d runqueue=%d [ %s ] schedticks=[ %s]'
+                     % (t, g, i, th, sp, ns, it, rq, ' '.join(map(str, q)),
+                        ''.join('%d ' % x for x in json.loads(ticks))))
+    got = [l for l in r.stdout.splitlines() if l.startswith('SCHED ')]
+    ok(got == lines and len(lines) > 0,
+       'report schedtrace lines == the schedtrace view in Go format (%d lines)' % len(lines),
+       '\n'.join(got[:3] + ['--'] + lines[:3]))
+    r = run([wsr, 'report', dbpath, '--detail', '--interval', '1ms'])
+    ok(r.returncode == 0 and '  P0: status=' in r.stdout and '  M0: p=' in r.stdout,
+       'wsr report --detail has P and M lines', r.stderr + r.stdout[-1000:])
+    r = run([wsr, 'report', dbpath, '--format', 'json'])
+    try:
+        j = json.loads(r.stdout)
+        good = r.returncode == 0 and 'metrics' in j and len(j['procs']) == j['gomaxprocs']
+    except ValueError as e:
+        good, j = False, str(e)
+    ok(good, 'wsr report --format json is valid JSON with metrics and procs', r.stderr)
+    r = run([wsr, 'report', dbpath, '--format', 'junit'])
+    try:
+        x = xml.dom.minidom.parseString(r.stdout)
+        good = r.returncode == 0 and len(x.getElementsByTagName('testcase')) > 0
+    except Exception as e:  # noqa: BLE001
+        good = False
+        r.stderr += str(e)
+    ok(good, 'wsr report --format junit is valid XML with testcases', r.stderr)
+    r = run([wsr, 'report', dbpath, '--format', 'md'])
+    ok(r.returncode == 0 and r.stdout.startswith('## wsr report') and '| P0 |' in r.stdout,
+       'wsr report --format md', r.stderr)
+    r = run([wsr, 'report', dbpath, '--steal-graph', 'dot'])
+    ok(r.returncode == 0 and 'digraph steals' in r.stdout, 'wsr report --steal-graph dot',
+       r.stderr)
+    r = run([wsr, 'report', dbpath, '--format', 'bogus'])
+    ok(r.returncode == 2, 'wsr report --format bogus exits 2', r.returncode)
+    r = run([wsr, 'report', dbpath, '--interval', 'soon'])
+    ok(r.returncode == 2, 'wsr report --interval soon exits 2', r.returncode)
+    # check: a condition that holds, one that is breached, a bad expression.
+    steals = db.execute('SELECT count(*) FROM steals').fetchone()[0]
+    r = run([wsr, 'check', dbpath, '--fail-if', 'steals > %d' % steals, '--fail-if',
+             'discarded > 0'])
+    ok(r.returncode == 0 and r.stdout.count('ok: ') == 2, 'wsr check passes (exit 0)',
+       r.stdout + r.stderr)
+    r = run([wsr, 'check', dbpath, '--fail-if', 'steals >= %d' % steals, '--fail-if',
+             'events < 1', '--fail-if', 'gomaxprocs != 0'])
+    fails = [l for l in r.stdout.splitlines() if l.startswith('FAIL: ')]
+    ok(r.returncode == 1 and len(fails) == 2 and 'steals >= %d' % steals in fails[0],
+       'wsr check exits 1 with one line per breach', r.stdout + r.stderr)
+    for expr in ('steals >> 1', 'nosuchmetric > 1', 'steals > x', '> 3'):
+        r = run([wsr, 'check', dbpath, '--fail-if', expr])
+        ok(r.returncode == 2 and 'error' in r.stderr, 'wsr check --fail-if %r exits 2' % expr,
+           r.stdout + r.stderr)
+    r = run([wsr, 'diff', dbpath, dbpath])
+    ok(r.returncode == 0 and 'steals' in r.stdout and '+0' in r.stdout, 'wsr diff (text)',
+       r.stderr)
+    r = run([wsr, 'diff', dbpath, dbpath, '--format', 'json'])
+    try:
+        j = json.loads(r.stdout)
+        good = all(v['delta'] == 0 for v in j['metrics'].values())
+    except ValueError:
+        good = False
+    ok(r.returncode == 0 and good, 'wsr diff --format json: zero deltas against itself', r.stderr)
+    db.close()
+
+
+def ingest(wsr, trace, out, *extra):
+    return run([wsr, 'ingest', trace, '-o', out, '--quiet'] + list(extra))
+
+
+def case_sim(wsr, sim, tmp):
+    trace = os.path.join(tmp, 'trace')
+    rc, _, err = lttrec.record(trace, [sim, '-p', '4', '-g', '20000', '-w', '3', '-t', '10'])
+    ok(rc == 0, 'sim-emitter ran', err[-500:])
+    stats = lttrec.stats_line(err)
+    dbpath = os.path.join(tmp, 'sim.db')
+    r = ingest(wsr, trace, dbpath)
+    if not ok(r.returncode == 0 and os.path.exists(dbpath), 'wsr ingest of the sim trace',
+              r.stderr):
+        return
+    ok(not os.path.exists(dbpath + '.tmp'), 'no .tmp left after a successful ingest')
+    db = sqlite3.connect(dbpath)
+    ok(db.execute('PRAGMA user_version').fetchone()[0] == 1, 'PRAGMA user_version is 1')
+    disc = db.execute("SELECT value FROM meta WHERE key = 'discarded_events'").fetchone()[0]
+    ok(disc == 0, 'the recording lost no event', disc)
+    check_counts(db, stats, bt2_event_count(trace))
+    check_tiling(db)
+    check_schedtrace(db, 1.0, 'sim')
+    spills = db.execute('SELECT count(*) FROM spills').fetchone()[0]
+    ok(spills == stats['runq_spill'], 'spills table rows == runq_spill', spills)
+    db.close()
+    check_report(wsr, dbpath, tmp)
+    # The same trace ingested twice gives the same database content.
+    db2 = os.path.join(tmp, 'sim2.db')
+    ingest(wsr, trace, db2)
+    a, b = sqlite3.connect(dbpath), sqlite3.connect(db2)
+    same = True
+    for t in ('events', 'g_state', 'p_state', 'm_state', 'counters', 'p_counters', 'steals', 'g'):
+        q = 'SELECT * FROM %s ORDER BY 1, 2, 3' % t
+        same = same and a.execute(q).fetchall() == b.execute(q).fetchall()
+    ok(same, 'ingestion is deterministic (same trace, same rows)')
+    # --force semantics.
+    before = os.stat(dbpath).st_mtime_ns
+    r = ingest(wsr, trace, dbpath)
+    ok(r.returncode == 2 and '--force' in r.stderr and os.stat(dbpath).st_mtime_ns == before,
+       'an existing database is not overwritten without --force (exit 2)', r.stderr)
+    r = ingest(wsr, trace, dbpath, '--force')
+    ok(r.returncode == 0, 'wsr ingest --force replaces it', r.stderr)
+    r = run([wsr, 'ingest', '--help'])
+    ok(r.returncode == 0 and 'usage' in r.stdout, 'wsr ingest --help exits 0')
+
+
+def case_example(wsr, name, exe, args, tmp):
+    trace = os.path.join(tmp, 'trace')
+    rc, _, err = lttrec.record(trace, [exe] + args,
+                               env={'WSRDEBUG': 'stats=1,schedtrace=1'})
+    ok(rc == 0, '%s ran' % name, err[-500:])
+    stats = lttrec.stats_line(err)
+    dbpath = os.path.join(tmp, name + '.db')
+    r = ingest(wsr, trace, dbpath)
+    if not ok(r.returncode == 0, 'wsr ingest of the %s trace' % name, r.stderr):
+        return
+    db = sqlite3.connect(dbpath)
+    disc = db.execute("SELECT value FROM meta WHERE key = 'discarded_events'").fetchone()[0]
+    ok(disc == 0, 'the recording lost no event', disc)
+    check_counts(db, stats, bt2_event_count(trace))
+    check_tiling(db)
+    check_schedtrace(db, 0.95, name)
+    db.close()
+    r = run([wsr, 'report', dbpath])
+    ok(r.returncode == 0 and 'SCHED ' in r.stdout, 'wsr report on %s' % name, r.stderr)
+
+
+def expect_bad(wsr, trace, out, what, needles, timeout_args=()):
+    r = run([wsr, 'ingest', trace, '-o', out, '--quiet'] + list(timeout_args))
+    msg = r.stderr.strip()
+    good = (r.returncode == 2 and msg.startswith('wsr ingest: error: ')
+            and any(n in msg for n in needles))
+    ok(good, '%s: exit 2 with "%s"' % (what, ' / '.join(needles)),
+       'exit %d: %s' % (r.returncode, msg[:1500]))
+    ok(not os.path.exists(out) and not os.path.exists(out + '.tmp'),
+       '%s: no database left behind' % what)
+
+
+def copy_trace(src, dst):
+    shutil.copytree(src, dst)
+    streams, meta = [], None
+    for root, _, files in os.walk(dst):
+        for f in files:
+            p = os.path.join(root, f)
+            if f == 'metadata':
+                meta = p
+            elif not f.endswith('.idx') and os.path.getsize(p) > 0:
+                streams.append(p)
+    streams.sort(key=os.path.getsize, reverse=True)
+    return meta, streams
+
+
+def case_bad_input(wsr, sim, tmp):
+    out = os.path.join(tmp, 'out.db')
+    expect_bad(wsr, os.path.join(tmp, 'nonexistent'), out, 'missing directory',
+               ['No such file or directory'])
+    f = os.path.join(tmp, 'file')
+    open(f, 'w').write('not a trace\n')
+    expect_bad(wsr, f, out, 'a file', ['not a directory'])
+    empty = os.path.join(tmp, 'empty')
+    os.mkdir(empty)
+    expect_bad(wsr, empty, out, 'empty directory', ['empty directory'])
+    junk = os.path.join(tmp, 'junk')
+    os.mkdir(junk)
+    open(os.path.join(junk, 'notes.txt'), 'w').write('hello\n')
+    expect_bad(wsr, junk, out, 'directory without CTF metadata', ['not a CTF trace'])
+
+    good = os.path.join(tmp, 'good')
+    rc, _, err = lttrec.record(good, [sim, '-p', '2', '-g', '3000', '-t', '20'])
+    ok(rc == 0, 'sim-emitter ran', err[-300:])
+
+    # No event at all: a session that recorded nothing.
+    silent = os.path.join(tmp, 'silent')
+    lttrec.record(silent, ['true'])
+    expect_bad(wsr, silent, out, 'trace with no events',
+               ['no stream data', 'holds no events', 'not a CTF trace', 'empty directory'])
+
+    # Events, but none of the wsr provider (the libc wrapper's malloc events).
+    wrapper = None
+    for d in ('/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib'):
+        p = os.path.join(d, 'liblttng-ust-libc-wrapper.so.1')
+        if os.path.exists(p):
+            wrapper = p
+    if wrapper:
+        other = os.path.join(tmp, 'other')
+        lttrec.record(other, ['sh', '-c', 'echo hi > /dev/null'], env={'LD_PRELOAD': wrapper},
+                      events='lttng_ust_libc:*')
+        expect_bad(wsr, other, out, 'trace without wsr events', ['no wsr events'])
+    else:
+        ok(True, '# SKIP liblttng-ust-libc-wrapper not installed')
+
+    meta, streams = copy_trace(good, os.path.join(tmp, 'trunc-stream'))
+    size = os.path.getsize(streams[0])
+    with open(streams[0], 'r+b') as fh:
+        fh.truncate(size - 1000)
+    expect_bad(wsr, os.path.join(tmp, 'trunc-stream'), out, 'truncated stream file',
+               ['stream file is truncated'])
+
+    meta, streams = copy_trace(good, os.path.join(tmp, 'trunc-meta'))
+    with open(meta, 'r+b') as fh:
+        fh.truncate(os.path.getsize(meta) - 100)
+    expect_bad(wsr, os.path.join(tmp, 'trunc-meta'), out, 'truncated metadata (mid-packet)',
+               ['metadata is truncated'])
+
+    meta, streams = copy_trace(good, os.path.join(tmp, 'trunc-meta2'))
+    with open(meta, 'r+b') as fh:
+        fh.truncate(4096)
+    expect_bad(wsr, os.path.join(tmp, 'trunc-meta2'), out,
+               'truncated metadata (at a packet boundary)', ['metadata is truncated',
+                                                            'metadata text ends inside'])
+
+    meta, streams = copy_trace(good, os.path.join(tmp, 'bad-meta'))
+    with open(meta, 'r+b') as fh:
+        data = bytearray(fh.read())
+        i = data.find(b'event {')
+        data[i:i + 7] = b'evXnt {'
+        fh.seek(0)
+        fh.write(data)
+    expect_bad(wsr, os.path.join(tmp, 'bad-meta'), out, 'corrupted metadata',
+               ['cannot decode the trace'])
+
+    meta, streams = copy_trace(good, os.path.join(tmp, 'bad-magic'))
+    with open(streams[0], 'r+b') as fh:
+        fh.write(b'\xde\xad\xbe\xef')
+    expect_bad(wsr, os.path.join(tmp, 'bad-magic'), out, 'corrupted packet header',
+               ['bad packet magic'])
+
+    meta, streams = copy_trace(good, os.path.join(tmp, 'bad-payload'))
+    with open(streams[0], 'r+b') as fh:
+        fh.seek(200)
+        fh.write(b'\xff' * 600)
+    expect_bad(wsr, os.path.join(tmp, 'bad-payload'), out, 'random bytes in event payloads',
+               ['corrupted', 'cannot decode', 'out of range', 'crashed', 'no progress'])
+
+
+def case_plugin(wsr, sim, plugin_dir, tmp):
+    trace = os.path.join(tmp, 'trace')
+    rc, _, err = lttrec.record(trace, [sim, '-p', '2', '-g', '3000', '-t', '20'])
+    ok(rc == 0, 'sim-emitter ran', err[-300:])
+    a = os.path.join(tmp, 'ingest.db')
+    b = os.path.join(tmp, 'plugin.db')
+    r = ingest(wsr, trace, a)
+    ok(r.returncode == 0, 'wsr ingest', r.stderr)
+    r = run(['babeltrace2', '--plugin-path=' + plugin_dir, trace, '-c', 'sink.wsr.sqlite',
+             '-p', 'path="%s"' % b])
+    if not ok(r.returncode == 0 and os.path.exists(b), 'babeltrace2 -c sink.wsr.sqlite',
+              r.stdout + r.stderr):
+        return
+    x, y = sqlite3.connect(a), sqlite3.connect(b)
+    for t in ('events', 'g_state', 'p_state', 'm_state', 'counters', 'p_counters', 'steals',
+              'event_counts'):
+        q = 'SELECT * FROM %s ORDER BY 1, 2, 3' % t
+        ok(x.execute(q).fetchall() == y.execute(q).fetchall(),
+           'sink.wsr.sqlite and wsr ingest agree on %s' % t)
+    r = run(['babeltrace2', '--plugin-path=' + plugin_dir, trace, '-c', 'sink.wsr.sqlite',
+             '-p', 'path="%s"' % b])
+    ok(r.returncode != 0 and os.path.getsize(b) > 0,
+       'sink.wsr.sqlite does not overwrite an existing database', r.stderr[-300:])
+
+
+def main():
+    wsr, sim, case = sys.argv[1], sys.argv[2], sys.argv[3]
+    with tempfile.TemporaryDirectory(prefix='wsr-analyzer-') as tmp:
+        if case == 'sim':
+            case_sim(wsr, sim, tmp)
+        elif case == 'example':
+            case_example(wsr, sys.argv[4], sys.argv[5], sys.argv[6:], tmp)
+        elif case == 'bad-input':
+            case_bad_input(wsr, sim, tmp)
+        elif case == 'plugin':
+            case_plugin(wsr, sim, sys.argv[4], tmp)
+        else:
+            print('Bail out! unknown case ' + case)
+            return 2
+    print('1..%d' % _n[0])
+    return 1 if _failed[0] else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
