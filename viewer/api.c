@@ -11,7 +11,9 @@
  *   - Answers hold relative times (ts - meta.start_ts); G details say where
  *     the G came from (the runnable interval that ended at the run's start:
  *     its source) and why the run ended (the running interval's reason).
- * Concurrency: one thread at a time per struct api (see api.h).
+ * Concurrency: api_handle() runs on several server threads at once; each
+ *   connection is used under its own mutex (db_lock, cdb_lock, sql_lock) and
+ *   the store, once published by a loader thread, is only read (api.h).
  */
 #include "config.h"
 
@@ -118,8 +120,20 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static int latency_build(struct api *api, sqlite3 *db, struct wsr_err *err);
+
+static int lanes_fn(struct api *api, sqlite3 *db, struct wsr_err *err)
+{
+	return store_load_lanes(&api->st, db, err);
+}
+
+static int counters_fn(struct api *api, sqlite3 *db, struct wsr_err *err)
+{
+	return store_load_counters(&api->st, db, err);
+}
+
 /* Runs one loader on its own read-only connection and publishes the result. */
-static void load_part(struct api *api, int (*fn)(struct store *, sqlite3 *, struct wsr_err *),
+static void load_part(struct api *api, int (*fn)(struct api *, sqlite3 *, struct wsr_err *),
 		      atomic_int *ready, char *error, double *secs)
 {
 	struct wsr_err err;
@@ -128,7 +142,7 @@ static void load_part(struct api *api, int (*fn)(struct store *, sqlite3 *, stru
 	int ok;
 
 	err_init(&err);
-	ok = api_open_db(api->path, &db, &err) == 0 && fn(&api->st, db, &err) == 0;
+	ok = api_open_db(api->path, &db, &err) == 0 && fn(api, db, &err) == 0;
 	sqlite3_close(db);
 	*secs = now_s() - t;
 	if (!ok)
@@ -141,10 +155,13 @@ static void *lanes_main(void *arg)
 {
 	struct api *api = arg;
 
-	load_part(api, store_load_lanes, &api->lanes_ready, api->lanes_error, &api->lanes_s);
+	double secs;
+
+	load_part(api, lanes_fn, &api->lanes_ready, api->lanes_error, &api->lanes_s);
 	if (api->lanes_ready == 1)
 		fprintf(stderr, "wsr view: indexed %zu intervals in %.2f s\n", api->st.spans,
 			api->lanes_s);
+	load_part(api, latency_build, &api->latency_ready, api->latency_error, &secs);
 	return NULL;
 }
 
@@ -152,7 +169,7 @@ static void *counters_main(void *arg)
 {
 	struct api *api = arg;
 
-	load_part(api, store_load_counters, &api->counters_ready, api->counters_error,
+	load_part(api, counters_fn, &api->counters_ready, api->counters_error,
 		  &api->counters_s);
 	if (api->counters_ready == 1)
 		fprintf(stderr, "wsr view: summarised the counters in %.2f s\n", api->counters_s);
@@ -168,7 +185,11 @@ int api_open(struct api *api, const char *path, struct wsr_err *err)
 		err_push(err, "out of memory");
 		return -1;
 	}
-	if (api_open_db(path, &api->db, err) < 0 || api_open_db(path, &api->sql, err) < 0)
+	pthread_mutex_init(&api->db_lock, NULL);
+	pthread_mutex_init(&api->cdb_lock, NULL);
+	pthread_mutex_init(&api->sql_lock, NULL);
+	if (api_open_db(path, &api->db, err) < 0 || api_open_db(path, &api->cdb, err) < 0 ||
+	    api_open_db(path, &api->sql, err) < 0)
 		goto fail;
 	sqlite3_progress_handler(api->sql, 1000, sql_progress, api);
 	if (store_init(&api->st, api->db, err) < 0) {
@@ -211,6 +232,10 @@ int api_wait(struct api *api, struct wsr_err *err)
 		err_push(err, "summarising the counters: %s", api->counters_error);
 		return -1;
 	}
+	if (api->latency_ready != 1) {
+		err_push(err, "building the latency histogram: %s", api->latency_error);
+		return -1;
+	}
 	return 0;
 }
 
@@ -219,7 +244,13 @@ void api_close(struct api *api)
 	join_loaders(api);
 	store_free(&api->st);
 	sqlite3_close(api->db);
+	sqlite3_close(api->cdb);
 	sqlite3_close(api->sql);
+	if (api->path != NULL) {
+		pthread_mutex_destroy(&api->db_lock);
+		pthread_mutex_destroy(&api->cdb_lock);
+		pthread_mutex_destroy(&api->sql_lock);
+	}
 	sb_free(&api->latency);
 	free(api->path);
 	memset(api, 0, sizeof(*api));
@@ -395,7 +426,11 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int api_latency_json(struct api *api, struct sbuf *out, struct wsr_err *err)
+/*
+ * Builds the latency histogram answer into api->latency (run once, by the
+ * lanes loader thread on its own connection, before latency_ready is set).
+ */
+static int latency_build(struct api *api, sqlite3 *db, struct wsr_err *err)
 {
 	static const char *const sources[] = {"runnext", "local", "global", "steal",
 					      "netpoll", "timer", "other"};
@@ -406,14 +441,10 @@ int api_latency_json(struct api *api, struct sbuf *out, struct wsr_err *err)
 	double sum = 0;
 	int ret = -1, rc, lo = NB, hi = -1;
 
-	if (api->latency.len > 0) {
-		sb_add(out, api->latency.buf, api->latency.len);
-		return 0;
-	}
 	memset(counts, 0, sizeof(counts));
-	if (sqlite3_prepare_v2(api->db, "SELECT latency_ns, source FROM sched_latency", -1, &q,
+	if (sqlite3_prepare_v2(db, "SELECT latency_ns, source FROM sched_latency", -1, &q,
 			       NULL) != SQLITE_OK) {
-		err_push(err, "preparing the latency query: %s", sqlite3_errmsg(api->db));
+		err_push(err, "preparing the latency query: %s", sqlite3_errmsg(db));
 		goto out;
 	}
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -445,7 +476,7 @@ int api_latency_json(struct api *api, struct sbuf *out, struct wsr_err *err)
 			hi = b;
 	}
 	if (rc != SQLITE_DONE) {
-		err_push(err, "reading sched_latency: %s", sqlite3_errmsg(api->db));
+		err_push(err, "reading sched_latency: %s", sqlite3_errmsg(db));
 		goto out;
 	}
 	if (n > 0)
@@ -481,7 +512,6 @@ int api_latency_json(struct api *api, struct sbuf *out, struct wsr_err *err)
 			err_push(err, "out of memory");
 			goto out;
 		}
-		sb_add(out, c->buf, c->len);
 	}
 	ret = 0;
 out:
@@ -490,17 +520,60 @@ out:
 	return ret;
 }
 
+int api_latency_json(struct api *api, struct sbuf *out, struct wsr_err *err)
+{
+	/* load-acquire; pairs with the store-release in load_part(). */
+	int st = atomic_load_explicit(&api->latency_ready, memory_order_acquire);
+
+	if (st == 0) {
+		sb_puts(out, "{\"loading\":true}");
+		return 0;
+	}
+	if (st < 0) {
+		err_push(err, "%s", api->latency_error);
+		return -1;
+	}
+	sb_add(out, api->latency.buf, api->latency.len);
+	return 0;
+}
+
+/*
+ * Per-P time by state (like the p_time view) and time running Gs (like
+ * p_run_time), summed over the store's lanes: a GROUP BY over g_state takes
+ * seconds on a big trace, the lanes are in memory. Requires lanes_ready.
+ */
 int api_util_json(struct api *api, struct sbuf *out, struct wsr_err *err)
 {
-	sb_printf(out, "{\"duration_ns\":%" PRId64 ",\"p_time\":", api->st.duration_ns);
-	if (query_json(api->db, "SELECT p, state, ns, intervals FROM p_time ORDER BY p, state", out,
-		       100000, err, 0, NULL) < 0)
-		return -1;
-	sb_puts(out, ",\"p_run_time\":");
-	if (query_json(api->db, "SELECT p, ns, runs FROM p_run_time WHERE p IS NOT NULL ORDER BY p",
-		       out, 100000, err, 0, NULL) < 0)
-		return -1;
-	sb_putc(out, '}');
+	const struct store *st = &api->st;
+
+	(void)err;
+	sb_printf(out, "{\"duration_ns\":%" PRId64 ",\"p_time\":[", st->duration_ns);
+	for (size_t i = 0; i < st->nps; i++) {
+		int64_t ns[ST_NSTATES] = {0}, n[ST_NSTATES] = {0};
+		const struct store_lane *l = &st->p_states[i];
+		for (size_t k = 0; k < l->n; k++) {
+			ns[l->v[k].v] += l->v[k].e - l->v[k].s;
+			n[l->v[k].v]++;
+		}
+		for (int k = 0; k < ST_NSTATES; k++)
+			if (n[k] > 0)
+				sb_printf(out,
+					  "{\"p\":%" PRId64 ",\"state\":\"%s\",\"ns\":%" PRId64
+					  ",\"intervals\":%" PRId64 "},",
+					  l->id, store_state_names[k], ns[k], n[k]);
+	}
+	sb_uncomma(out);
+	sb_puts(out, "],\"p_run_time\":[");
+	for (size_t i = 0; i < st->nps; i++) {
+		const struct store_lane *l = &st->p_runs[i];
+		int64_t ns = 0;
+		for (size_t k = 0; k < l->n; k++)
+			ns += l->v[k].e - l->v[k].s;
+		sb_printf(out, "{\"p\":%" PRId64 ",\"ns\":%" PRId64 ",\"runs\":%zu},", l->id, ns,
+			  l->n);
+	}
+	sb_uncomma(out);
+	sb_puts(out, "]}");
 	return 0;
 }
 
@@ -706,13 +779,14 @@ int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, str
 	err_init(&err);
 	if (strcmp(name, "status") == 0) {
 		/* load-acquire; pairs with the store-release in load_part(). */
-		sb_printf(out, "{\"lanes\":%d,\"counters\":%d}",
+		sb_printf(out, "{\"lanes\":%d,\"counters\":%d,\"latency\":%d}",
 			  atomic_load_explicit(&api->lanes_ready, memory_order_acquire),
-			  atomic_load_explicit(&api->counters_ready, memory_order_acquire));
+			  atomic_load_explicit(&api->counters_ready, memory_order_acquire),
+			  atomic_load_explicit(&api->latency_ready, memory_order_acquire));
 		return 200;
 	}
 	if (strcmp(name, "info") == 0 || strcmp(name, "timeline") == 0 ||
-	    strcmp(name, "counters") == 0) {
+	    strcmp(name, "counters") == 0 || strcmp(name, "util") == 0) {
 		int c = strcmp(name, "counters") == 0;
 		/* load-acquire; pairs with the store-release in load_part(). */
 		int st = atomic_load_explicit(c ? &api->counters_ready : &api->lanes_ready,
@@ -729,7 +803,9 @@ int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, str
 		}
 	}
 	if (strcmp(name, "info") == 0) {
+		pthread_mutex_lock(&api->db_lock);
 		api_info_json(api, out);
+		pthread_mutex_unlock(&api->db_lock);
 	} else if (strcmp(name, "timeline") == 0) {
 		if (window_args(api, arg, ctx, &t0, &t1, &px) < 0)
 			goto bad;
@@ -737,21 +813,28 @@ int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, str
 	} else if (strcmp(name, "counters") == 0) {
 		if (window_args(api, arg, ctx, &t0, &t1, &px) < 0)
 			goto bad;
-		rc = store_counters_json(&api->st, api->db, t0, t1, px, out, &err);
+		pthread_mutex_lock(&api->cdb_lock);
+		rc = store_counters_json(&api->st, api->cdb, t0, t1, px, out, &err);
+		pthread_mutex_unlock(&api->cdb_lock);
 	} else if (strcmp(name, "g") == 0) {
 		if (arg_i64(arg, ctx, "g", &v) < 0)
 			goto bad;
 		int have_t = arg_i64(arg, ctx, "t", &t) == 0;
+		pthread_mutex_lock(&api->db_lock);
 		rc = api_g_json(api, v, have_t ? t : 0, have_t, out, &err);
+		pthread_mutex_unlock(&api->db_lock);
 	} else if (strcmp(name, "steals") == 0) {
+		pthread_mutex_lock(&api->db_lock);
 		rc = api_steals_json(api, out, &err);
+		pthread_mutex_unlock(&api->db_lock);
 	} else if (strcmp(name, "schedtrace") == 0) {
-		if (arg_i64(arg, ctx, "interval_ns", &v) < 0 &&
-		    default_interval(api, &v) < 0)
+		pthread_mutex_lock(&api->db_lock);
+		if (arg_i64(arg, ctx, "interval_ns", &v) < 0 && default_interval(api, &v) < 0)
+			v = 0;
+		rc = v >= 1000 ? api_schedtrace_json(api, v, out, &err) : 1;
+		pthread_mutex_unlock(&api->db_lock);
+		if (rc == 1)
 			goto bad;
-		if (v < 1000)
-			goto bad;
-		rc = api_schedtrace_json(api, v, out, &err);
 	} else if (strcmp(name, "latency") == 0) {
 		rc = api_latency_json(api, out, &err);
 	} else if (strcmp(name, "util") == 0) {
@@ -760,7 +843,10 @@ int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, str
 		const char *q = arg(ctx, "q");
 		if (q == NULL)
 			goto bad;
-		return api_sql_json(api, q, out);
+		pthread_mutex_lock(&api->sql_lock);
+		rc = api_sql_json(api, q, out);
+		pthread_mutex_unlock(&api->sql_lock);
+		return rc;
 	} else {
 		sb_puts(out, "{\"error\":\"no such API\"}");
 		return 404;

@@ -12,10 +12,14 @@
  *   - Every answer is bounded by the screen, not the trace: windowed
  *     queries go through the store (store.h); lists are LIMITed.
  *   - Times in answers are nanoseconds relative to meta.start_ts.
- * Concurrency: an api belongs to one thread at a time (the server runs one
- *   polling thread), besides the two loader threads of api_open(), which use
- *   their own connections and publish the store through lanes_ready and
- *   counters_ready; until a part is ready, its answers are 503 "loading".
+ * Concurrency: the server calls api_handle() from several threads at once
+ *   (libmicrohttpd's thread pool). Each SQLite connection has its own mutex
+ *   (db_lock, cdb_lock, sql_lock), so a slow console query never holds up the
+ *   timeline; the store and the latency answer are immutable once published.
+ *   The two loader threads of api_open() use their own connections and
+ *   publish the store through lanes_ready and counters_ready (and the
+ *   latency histogram through latency_ready); until a part is ready, its
+ *   answers say {"loading": true}.
  */
 #ifndef WSR_VIEWER_API_H
 #define WSR_VIEWER_API_H
@@ -35,11 +39,13 @@
 
 struct api {
 	char *path;
-	sqlite3 *db;  /* the viewer's own queries */
-	sqlite3 *sql; /* the SQL console */
+	sqlite3 *db;  /* the viewer's own queries; under db_lock */
+	sqlite3 *cdb; /* counters at fine zoom; under cdb_lock */
+	sqlite3 *sql; /* the SQL console; under sql_lock */
+	pthread_mutex_t db_lock, cdb_lock, sql_lock;
 	struct store st;
-	struct sbuf latency; /* cached answer of api_latency_json */
-	int64_t sql_deadline_ms;
+	struct sbuf latency;     /* the latency answer, built once by the lanes loader */
+	int64_t sql_deadline_ms; /* under sql_lock */
 	/*
 	 * The store is loaded by two threads started in api_open(). Each flag
 	 * is 0 while loading, 1 once its part is complete (store-release by
@@ -48,8 +54,8 @@ struct api {
 	 */
 	pthread_t lanes_thread, counters_thread;
 	int threads;
-	atomic_int lanes_ready, counters_ready;
-	char lanes_error[WSR_ERR_LEN], counters_error[WSR_ERR_LEN];
+	atomic_int lanes_ready, counters_ready, latency_ready;
+	char lanes_error[WSR_ERR_LEN], counters_error[WSR_ERR_LEN], latency_error[WSR_ERR_LEN];
 	double lanes_s, counters_s; /* load times, for the log */
 };
 

@@ -16,8 +16,9 @@
  * Invariants:
  *   - Every response is created, queued and destroyed in handle(); a failed
  *     allocation yields MHD_NO (libmicrohttpd then closes the connection).
- * Concurrency: MHD_USE_INTERNAL_POLLING_THREAD without a thread pool: one
- *   thread calls handle(), so api.c needs no locks.
+ * Concurrency: libmicrohttpd's internal thread pool (SERVER_THREADS) calls
+ *   handle() concurrently; api.c locks each SQLite connection and reads the
+ *   immutable store without locks; sv is read-only once started.
  */
 #include "config.h"
 
@@ -32,6 +33,9 @@
 
 #include "assets.h"
 #include "server.h"
+
+/* Enough that a slow query (the console's limit is 2 s) never stalls the timeline. */
+#define SERVER_THREADS 4
 
 #define CSP                                                                                        \
 	"default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "                \
@@ -140,6 +144,7 @@ int server_start(struct server *sv, struct api *api, uint16_t port, struct wsr_e
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	sv->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, port, NULL,
 				      NULL, handle, sv, MHD_OPTION_SOCK_ADDR, &sa,
+				      MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)SERVER_THREADS,
 				      MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64,
 				      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)60,
 				      MHD_OPTION_END);

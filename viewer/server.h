@@ -8,8 +8,8 @@
  *     refused with 421 (a DNS-rebinding page would send its own host name).
  *   - Only GET and HEAD; only the embedded assets and /api/NAME answers;
  *     nothing is read from the disk but the database.
- * Concurrency: one internal polling thread answers every request, so the
- *   struct api (and its SQLite connections) is used by that thread only.
+ * Concurrency: a pool of polling threads answers requests; struct api
+ *   serialises each SQLite connection with its own mutex (api.h).
  */
 #ifndef WSR_VIEWER_SERVER_H
 #define WSR_VIEWER_SERVER_H

@@ -83,6 +83,16 @@ function rawGet(port, urlPath, host) {
   });
 }
 
+// Polls fn in the page until it returns true. (page.waitForFunction builds its
+// predicate with eval, which the viewer's Content-Security-Policy forbids.)
+async function waitFor(page, fn, arg, timeoutMs = 60000) {
+  const end = Date.now() + timeoutMs;
+  while (!(await page.evaluate(fn, arg))) {
+    if (Date.now() > end) throw new Error('timed out waiting for ' + fn);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 // The brief's flags; the fresh --user-data-dir is given as launchPersistentContext's
 // first argument (playwright refuses it in args).
 const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -174,8 +184,8 @@ async function main() {
     const seq0 = await page.$eval('#timeline', (c) => c.dataset.seq);
     await page.mouse.move(box.x + 64 + (box.w - 64) / 2, box.y + 40);
     for (let i = 0; i < 4; i++) await page.mouse.wheel(0, -300);
-    await page.waitForFunction((s) => document.getElementById('timeline').dataset.seq !== s, seq0);
-    await page.waitForFunction(() => window.__wsr.lastZoomMs !== null);
+    await waitFor(page, (s) => document.getElementById('timeline').dataset.seq !== s, seq0);
+    await waitFor(page, () => window.__wsr.lastZoomMs !== null);
     const after = await page.$eval('#range', (r) => [Number(r.dataset.t0), Number(r.dataset.t1)]);
     ok(after[1] - after[0] < (before[1] - before[0]) / 2 && (after[0] !== before[0] || after[1] !== before[1]),
       'zooming changes the visible range', { before, after });

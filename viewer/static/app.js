@@ -76,6 +76,14 @@
     return Math.round(ns) + ' ns';
   }
 
+  /* An axis label: the unit fits the time, the decimals fit the tick step. */
+  function fmtTick(t, step) {
+    const a = Math.max(Math.abs(t), step);
+    const [unit, name] = a >= 1e9 ? [1e9, ' s'] : a >= 1e6 ? [1e6, ' ms'] : a >= 1e3 ? [1e3, ' µs'] : [1, ' ns'];
+    const dec = Math.max(0, Math.min(9, Math.ceil(-Math.log10(step / unit) - 1e-9)));
+    return (t / unit).toFixed(dec) + name;
+  }
+
   function gColor(g) {
     const h = (g * 137.508) % 360;
     return 'hsl(' + h.toFixed(1) + ',62%,' + (48 + (g % 3) * 6) + '%)';
@@ -98,15 +106,41 @@
     return j;
   }
 
-  /* Waits until the server has indexed the trace (it loads in the background). */
+  /*
+   * Waits until the server has indexed the lanes (it loads in the background);
+   * the counters may come later: countersReady says whether to ask for them.
+   */
+  let countersReady = !!STATIC;
   async function waitIndexed() {
     if (STATIC) return;
     for (let i = 0; ; i++) {
       const s = await api('status');
       if (s.lanes < 0 || s.counters < 0) throw new Error('indexing failed (see the server log)');
-      if (s.lanes === 1 && s.counters === 1) return;
+      countersReady = s.counters === 1;
+      if (s.lanes === 1) return;
       setStatus('indexing the trace' + '.'.repeat(1 + (i % 3)));
       await sleep(150);
+    }
+  }
+
+  /* Polls until the counters are summarised, then fetches the window again. */
+  async function waitCounters() {
+    for (;;) {
+      await sleep(250);
+      const s = await api('status');
+      if (s.counters < 0) { setStatus('error: summarising the counters failed'); return; }
+      if (s.counters === 1) break;
+    }
+    countersReady = true;
+    fetchWindow();
+  }
+
+  /* Answers that the server builds in the background say {"loading": true} until ready. */
+  async function apiReady(name) {
+    for (;;) {
+      const r = await api(name);
+      if (!r.loading) return r;
+      await sleep(300);
     }
   }
 
@@ -182,7 +216,7 @@
       const x = Math.round(X(t)) + 0.5;
       ctx.moveTo(x, AXIS_H - 5);
       ctx.lineTo(x, L.height);
-      ctx.fillText(fmtNs(t), x + 3, AXIS_H / 2);
+      ctx.fillText(fmtTick(t, step), x + 3, AXIS_H / 2);
     }
     ctx.stroke();
   }
@@ -317,10 +351,11 @@
     const my = ++seq;
     const args = { t0: Math.floor(W.t0), t1: Math.ceil(W.t1), px: Math.round(plotWidth()) };
     try {
-      const [tl, cn] = await Promise.all([api('timeline', args), api('counters', args)]);
+      const [tl, cn] = await Promise.all([api('timeline', args),
+        countersReady ? api('counters', args) : Promise.resolve(null)]);
       if (my !== seq) return;
       timeline = tl;
-      counters = cn;
+      if (cn) counters = cn;
       draw();
       if (W.firstPaintMs === null) W.firstPaintMs = performance.now();
       if (zoomStart !== null) {
@@ -729,8 +764,12 @@
       W.firstPaintMs = performance.now();
     } else {
       await fetchWindow();
+      if (!countersReady) {
+        setStatus('summarising the counters…');
+        waitCounters().then(() => setStatus(''));
+      }
     }
-    setStatus('');
+    if (countersReady) setStatus('');
     const iv = info.meta && info.meta.schedtrace_interval_ns;
     if (iv > 0) $('sched-interval').value = String(iv / 1e6);
     if (STATIC) {
@@ -742,7 +781,7 @@
     $('sql-run').addEventListener('click', runSql);
     $('sql-q').addEventListener('keydown', (e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) runSql(); });
     try {
-      const [st, ut, la] = await Promise.all([api('steals'), api('util'), api('latency')]);
+      const [st, ut, la] = await Promise.all([api('steals'), api('util'), apiReady('latency')]);
       drawSteals(st);
       drawUtil(ut);
       drawLatency(la);
