@@ -403,7 +403,7 @@ int cmd_run(int argc, char **argv)
 	pid_t sessiond = 0, pid = -1;
 	struct sigaction ign = {0}, fwd = {0}, old_int, old_quit, old_term, old_hup;
 	struct trace_index ix;
-	struct timespec now;
+	struct timespec now, t_start = {0, 0}, t_end = {0, 0};
 	int i;
 
 	err_init(&err);
@@ -516,6 +516,7 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGTERM, &fwd, &old_term);
 	sigaction(SIGHUP, &fwd, &old_hup);
 
+	clock_gettime(CLOCK_MONOTONIC, &t_start);
 	if (write(go_fd, "g", 1) != 1) {
 		err_push(&err, "releasing %s: %s", prog_argv[0], strerror(errno));
 		goto restore;
@@ -543,6 +544,7 @@ int cmd_run(int argc, char **argv)
 			break;
 		}
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t_end);
 	pid = -1;
 	if (child_ran)
 		exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -570,6 +572,8 @@ restore:
 	sessiond = 0;
 	if (!child_ran)
 		goto out;
+	fprintf(stderr, PREFIX ": %s exited with status %d after %.3f s\n", prog_argv[0], exit_code,
+		(double)(t_end.tv_sec - t_start.tv_sec) + (double)(t_end.tv_nsec - t_start.tv_nsec) / 1e9);
 	if (trace_index_read(&err, dir, &ix) != 0) {
 		err_push(&err, "reading the packet indexes of %s", dir);
 		goto fail;

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+# measure.py - the cost of tracing, side by side in one run (docs/recording.md).
+#
+# Usage: measure.py NOTRACE_BUILD TRACE_BUILD [--reps N] [--only fib,skewed]
+#   NOTRACE_BUILD: a build dir configured with -Dtracing=disabled
+#   TRACE_BUILD:   a build dir with tracing enabled (the default)
+#
+# For each workload, the four modes run interleaved, REPS rounds, so that
+# drift in machine load hits every mode alike:
+#   disabled    examples built without the provider
+#   no-session  the traced build, with a session daemon but no session
+#   default     under `wsr run --no-ingest` (discard mode, 4 MiB x 8)
+#   lossless    under `wsr run --no-ingest --lossless`
+# Wall time is the program's own (from fork to exit; for wsr run, the
+# "exited ... after" line, which excludes session set-up and read-back).
+# Reports median and minimum per mode, the no-session cost against disabled,
+# events/s and bytes/event of the traces, and discarded events in default mode.
+# It is a benchmark, not a test: it asserts nothing.
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+WORKLOADS = {'fib': ['27'], 'skewed': ['100000']}
+
+
+def timed(argv, env):
+    t0 = time.perf_counter()
+    p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                       env=env)
+    t1 = time.perf_counter()
+    if p.returncode != 0:
+        raise RuntimeError('%s failed (%d): %s' % (argv, p.returncode, p.stderr[-500:]))
+    return t1 - t0, p.stderr
+
+
+def main(argv):
+    args = argv[1:]
+    reps = 5
+    only = list(WORKLOADS)
+    pos = []
+    i = 0
+    while i < len(args):
+        if args[i] == '--reps':
+            reps = int(args[i + 1])
+            i += 2
+        elif args[i] == '--only':
+            only = args[i + 1].split(',')
+            i += 2
+        else:
+            pos.append(args[i])
+            i += 1
+    if len(pos) != 2:
+        print('usage: measure.py NOTRACE_BUILD TRACE_BUILD [--reps N] [--only fib,skewed]')
+        return 2
+    notrace, trace = pos
+    wsr = os.path.join(trace, 'analyzer', 'wsr')
+    env = dict(os.environ)
+    env.pop('WSRDEBUG', None)
+    if subprocess.run(['lttng', 'list'], stdout=subprocess.DEVNULL,
+                      stderr=subprocess.DEVNULL).returncode != 0:
+        subprocess.run(['lttng-sessiond', '--daemonize'], check=True)
+    tmp = tempfile.mkdtemp(prefix='wsr-measure-')
+    rows = []
+    try:
+        for name in only:
+            wargs = WORKLOADS[name]
+            times = {m: [] for m in ('disabled', 'no-session', 'default', 'lossless')}
+            traces = {'default': [], 'lossless': []}
+            for r in range(reps):
+                times['disabled'].append(
+                    timed([os.path.join(notrace, 'examples', name)] + wargs, env)[0])
+                times['no-session'].append(
+                    timed([os.path.join(trace, 'examples', name)] + wargs, env)[0])
+                for mode, extra in (('default', []), ('lossless', ['--lossless'])):
+                    out = os.path.join(tmp, '%s-%s-%d' % (name, mode, r))
+                    _, err = timed([wsr, 'run', '--no-ingest', '--out', out] + extra + ['--',
+                                   os.path.join(trace, 'examples', name)] + wargs, env)
+                    m = re.search(r'exited with status \d+ after ([\d.]+) s', err)
+                    s = re.search(r'(\d+) events over ([\d.]+) s \((\d+) events/s, ([\d.]+) '
+                                  r'bytes/event\); in the trace: (\d+) events discarded, '
+                                  r'(\d+) packets lost', err)
+                    times[mode].append(float(m.group(1)))
+                    traces[mode].append(tuple(float(x) for x in s.groups()))
+                    shutil.rmtree(out, ignore_errors=True)
+            rows.append((name, wargs, times, traces))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    print('reps per mode: %d (interleaved); times are the program\'s wall time in seconds\n'
+          % reps)
+    print('| workload | mode | median s | min s | vs disabled (median) | events | '
+          'events/s | bytes/event | discarded |')
+    print('|---|---|---|---|---|---|---|---|---|')
+    for name, wargs, times, traces in rows:
+        base = statistics.median(times['disabled'])
+        for mode in ('disabled', 'no-session', 'default', 'lossless'):
+            med = statistics.median(times[mode])
+            ev = eps = bpe = disc = ''
+            if mode in traces:
+                tr = traces[mode]
+                ev = '%d' % statistics.median(t[0] for t in tr)
+                eps = '%.2fM' % (statistics.median(t[2] for t in tr) / 1e6)
+                bpe = '%.1f' % statistics.median(t[3] for t in tr)
+                disc = '/'.join('%d' % t[4] for t in tr)
+            print('| %s %s | %s | %.3f | %.3f | %+.1f%% | %s | %s | %s | %s |'
+                  % (name, ' '.join(wargs), mode, med, min(times[mode]),
+                     (med / base - 1) * 100, ev, eps, bpe, disc))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
