@@ -22,6 +22,10 @@
 #     alternate starting with spin_start; m_park/m_unpark alternate starting
 #     with m_park.
 #   - per P: p_idle/p_busy alternate starting with p_idle.
+#   - the firing rules of the catalog: one init, first, with p = -1; each
+#     g_create is followed on its thread by the runqput/globrunq_put of that
+#     G (a runq_spill may come between); runq_spill moves runq_size/2 + 1 Gs;
+#     m_park has p = -1 and by_m = -1; spin_start has found_work = 0.
 import re
 import subprocess
 import sys
@@ -104,6 +108,9 @@ def main(argv):
     spinning = {}           # m -> bool
     parked = {}             # m -> bool
     pidle = {}              # p -> bool
+    pending_create = {}     # vtid -> G whose g_create awaits its runqput/globrunq_put
+    runq_size = None
+    index = 0
     # A trace with discarded events has gaps: sequences are checked only without.
     seq = not opts['allow_discards']
     try:
@@ -115,6 +122,29 @@ def main(argv):
             m = f.get('m', -1)
             p = f.get('p', -1)
             g = f.get('g')
+            tid = f.get('vtid')
+            index += 1
+            if tid in pending_create and name != 'runq_spill':
+                want = pending_create.pop(tid)
+                if name not in ('runqput', 'globrunq_put') or g != want:
+                    ck.fail('g_create of G %d is followed on its thread by %s (g=%s), not by '
+                            'its runqput/globrunq_put' % (want, name, g))
+            if name == 'init':
+                runq_size = f['runq_size']
+                if index != 1 or p != -1:
+                    ck.fail('init must be the first event, with p = -1 (event #%d, p = %d)'
+                            % (index, p))
+            elif name == 'g_create':
+                pending_create[tid] = g
+            elif name == 'runq_spill':
+                if runq_size is not None and f['n'] != runq_size // 2 + 1:
+                    ck.fail('runq_spill moved %d Gs, not runq_size/2 + 1 = %d'
+                            % (f['n'], runq_size // 2 + 1))
+            elif name == 'm_park' and (p != -1 or f['by_m'] != -1):
+                ck.fail('m_park of M %d with p = %d, by_m = %d (both must be -1)'
+                        % (m, p, f['by_m']))
+            elif name == 'spin_start' and f['found_work'] != 0:
+                ck.fail('spin_start of M %d with found_work = %d' % (m, f['found_work']))
             if name in ('g_create', 'runqput', 'globrunq_put', 'g_ready'):
                 runnable.add(g)
                 if name == 'runqput':
@@ -165,6 +195,8 @@ def main(argv):
           % (total, len(counts), dict(vpids), discarded, lost_packets, discard_warnings))
     if total == 0:
         ck.fail('the trace holds no event')
+    if seq and counts['init'] != 1:
+        ck.fail('%d init events, expected exactly 1' % counts['init'])
     if opts['vpid'] is not None:
         if set(vpids) != {opts['vpid']}:
             ck.fail('events from vpids %s, expected only %d' % (dict(vpids), opts['vpid']))

@@ -3,6 +3,7 @@
 #
 # Usage: test_run.py WSR TP_EMITTER CASE [ARGS...]
 #   emitter-lossless        every event of a 2-thread burst is in the trace
+#   checker-fails           check_trace.py fails broken sequences, counts, vpids
 #   emitter-default         tiny buffers: each event is in the trace or counted discarded
 #   short-lived             a program that exits at once keeps its events
 #   exit-status             exit codes pass through (status, signal, exec failure, usage)
@@ -107,6 +108,34 @@ def case_emitter_lossless(wsr, emitter, tmp, args):
                  'summary reports no loss: ' + summary_line(err))
     ok &= check(d, errf, '--require', 'init,m_create,g_create,runqput,g_run,g_stop,'
                 'spin_start,spin_stop,p_idle,p_busy')
+    return ok
+
+
+def case_checker_fails(wsr, emitter, tmp, args):
+    # The checker must catch broken sequences and counts, or its passes mean nothing.
+    rc, _, err, d, errf = wsr_run(wsr, tmp, 'broken', ['--lossless'],
+                                  [emitter, '-t', '1', '-n', '20', '-B'])
+    ok = expect(rc == 0, 'wsr run exit status 0 (got %d)' % rc)
+    p = subprocess.run([sys.executable, CHECK, d, errf], stdout=subprocess.PIPE, text=True)
+    print(p.stdout, end='')
+    ok &= expect(p.returncode == 1, 'the checker fails a broken trace (got %d)' % p.returncode)
+    for what in ('g_run of G 21 on M 0 with no', 'spin_stop on M 0 out of turn',
+                 'p_idle of P 0 out of turn'):
+        ok &= expect(what in p.stdout, 'it says: ' + what)
+    # A good trace with one stats counter off by one must fail too.
+    rc, _, err, d, errf = wsr_run(wsr, tmp, 'good', ['--lossless'], [emitter, '-n', '20'])
+    with open(errf) as f:
+        text = f.read()
+    with open(errf, 'w') as f:
+        f.write(re.sub(r'g_run=(\d+)', lambda m: 'g_run=%d' % (int(m.group(1)) + 1), text))
+    p = subprocess.run([sys.executable, CHECK, d, errf], stdout=subprocess.PIPE, text=True)
+    print(p.stdout, end='')
+    ok &= expect(p.returncode == 1 and 'g_run: trace has 40, stats line says 41' in p.stdout,
+                 'the checker fails a count that differs from the stats line')
+    p = subprocess.run([sys.executable, CHECK, d, errf, '--vpid', '1'], stdout=subprocess.PIPE,
+                       text=True)
+    ok &= expect(p.returncode == 1 and 'expected only 1' in p.stdout,
+                 'the checker fails events of another process')
     return ok
 
 
@@ -239,6 +268,7 @@ def case_no_session(wsr, emitter, tmp, args):
 
 CASES = {
     'emitter-lossless': case_emitter_lossless,
+    'checker-fails': case_checker_fails,
     'emitter-default': case_emitter_default,
     'short-lived': case_short_lived,
     'exit-status': case_exit_status,

@@ -9,9 +9,12 @@
  * `WSRDEBUG=stats=1` line with the counts it emitted, in the runtime's
  * format, so the same checker verifies both.
  *
- * Usage: tp-emitter [-t THREADS] [-n ITERS] [-x EXIT_CODE] [-k SIGNAL]
+ * Usage: tp-emitter [-t THREADS] [-n ITERS] [-x EXIT_CODE] [-k SIGNAL] [-B]
  *   -x ends the program with that exit status, -k raises that signal at the
  *   end (both after the events and the stats line), to test exit pass-through.
+ *   -B breaks the sequence rules on purpose (a g_run of a G never made
+ *   runnable, a spin_stop with no spin_start, a second p_idle), counted in
+ *   the stats line, so a test can show that the checker catches them.
  *
  * Invariants:
  *   - G ids are unique across threads (t * ITERS + i + 1); P = M = t.
@@ -91,13 +94,13 @@ static long parse_long(const char *s, const char *what)
 
 int main(int argc, char **argv)
 {
-	long nthreads = 2, iters = 1000, exit_code = 0, sig = 0;
+	long nthreads = 2, iters = 1000, exit_code = 0, sig = 0, broken = 0;
 	uint64_t total[C_MAX] = {0};
 	struct worker *workers;
 	const char *dbg;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "t:n:x:k:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:n:x:k:B")) != -1) {
 		switch (opt) {
 		case 't':
 			nthreads = parse_long(optarg, "thread count");
@@ -111,8 +114,12 @@ int main(int argc, char **argv)
 		case 'k':
 			sig = parse_long(optarg, "signal");
 			break;
+		case 'B':
+			broken = 1;
+			break;
 		default:
-			fprintf(stderr, "usage: tp-emitter [-t THREADS] [-n ITERS] [-x EXIT] [-k SIG]\n");
+			fprintf(stderr, "usage: tp-emitter [-t THREADS] [-n ITERS] [-x EXIT] [-k SIG] "
+					"[-B]\n");
 			return 2;
 		}
 	}
@@ -146,6 +153,19 @@ int main(int argc, char **argv)
 			total[c] += workers[t].count[c];
 	}
 	free(workers);
+	if (broken) {
+		int64_t ghost = (int64_t)nthreads * iters + 1;
+
+		lttng_ust_tracepoint(wsr, g_run, 0, 0, ghost, 1, 0);
+		lttng_ust_tracepoint(wsr, g_stop, 0, 0, ghost, 7);
+		lttng_ust_tracepoint(wsr, spin_stop, 0, 0, 0, 0);
+		lttng_ust_tracepoint(wsr, p_idle, 0, 0, 1);
+		lttng_ust_tracepoint(wsr, p_idle, 0, 0, 1);
+		total[C_G_RUN]++;
+		total[C_G_STOP]++;
+		total[C_SPIN_STOP]++;
+		total[C_P_IDLE] += 2;
+	}
 
 	dbg = getenv("WSRDEBUG");
 	if (dbg != NULL && strstr(dbg, "stats=1") != NULL)
