@@ -158,6 +158,7 @@ struct wsr_m {
 	struct wsr_g *mcall_g;
 	pthread_t thread;
 	bool is_m0;		     /* the thread that called wsr_main */
+	bool joined;		     /* wsr__join_ms took it; under sched.lock */
 	_Atomic int64_t syscallwhen; /* nanotime at wsr_syscall_enter; 0 when not in a call */
 	struct wsr_p *oldp;	     /* P held before the syscall; owner */
 	void *g0_stack_lo;	     /* bounds of the thread's stack (sanitizers) */

@@ -114,6 +114,12 @@ int32_t wsr__newm(struct wsr_m *creator, struct wsr_p *pp, bool spinning)
 	int rc;
 
 	wsr__lock(&wsr__sched.lock);
+	/* After the main G returned, no new thread: wsr__join_ms must see every
+	 * M in allm (exiting is set before it scans, under this lock). */
+	if (load_seq(&wsr__sched.exiting)) {
+		wsr__unlock(&wsr__sched.lock);
+		return -1;
+	}
 	mp = wsr__allocm();
 	wsr__unlock(&wsr__sched.lock);
 	mp->nextp = pp;
@@ -139,9 +145,18 @@ void wsr__join_ms(void)
 
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += 2;
-	for (mp = wsr__sched.allm; mp != NULL; mp = mp->alllink) {
-		if (mp->is_m0)
-			continue;
+	for (;;) {
+		/* Under sched.lock: newm may still be adding an M it decided to
+		 * start just before exiting was set. */
+		wsr__lock(&wsr__sched.lock);
+		for (mp = wsr__sched.allm; mp != NULL; mp = mp->alllink)
+			if (!mp->is_m0 && !mp->joined)
+				break;
+		if (mp != NULL)
+			mp->joined = true;
+		wsr__unlock(&wsr__sched.lock);
+		if (mp == NULL)
+			break;
 		/* An M stuck in a G that never reaches a yield point, or in a
 		 * call that never returns, is left behind (as Go's exit would). */
 		if (pthread_timedjoin_np(mp->thread, NULL, &deadline) != 0)

@@ -214,7 +214,16 @@ static int32_t startm(struct wsr_m *caller, struct wsr_p *pp, bool spinning)
 	nmp = wsr__mget();
 	if (nmp == NULL) {
 		wsr__unlock(&wsr__sched.lock);
-		return wsr__newm(caller, pp, spinning);
+		id = wsr__newm(caller, pp, spinning);
+		if (id < 0) {
+			/* Exiting: no new thread; the P goes back. */
+			wsr__lock(&wsr__sched.lock);
+			wsr__pidleput(caller, pp);
+			wsr__unlock(&wsr__sched.lock);
+			if (spinning && xadd_seq(&wsr__sched.nmspinning, -1) <= 0)
+				wsr__throw("startm: negative nmspinning");
+		}
+		return id;
 	}
 	id = nmp->id;
 	wsr__unlock(&wsr__sched.lock);

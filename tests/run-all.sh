@@ -41,14 +41,12 @@ fi
 
 if [ "${WSR_SKIP_SANITIZERS:-0}" != 1 ]; then
   if setup_build build-asan CC=clang -- -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dviewer=disabled; then
-    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
-      run_suites build-asan --suite unit --suite stress
+    run_suites build-asan --suite unit --suite stress
   else
     echo "run-all: the ASan build failed"; status=1
   fi
   if setup_build build-tsan CC=clang -- -Dwerror=true -Db_sanitize=thread -Db_lundef=false -Dviewer=disabled; then
-    TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$here/tests/supp/tsan.supp" \
-      run_suites build-tsan --suite unit --suite stress
+    run_suites build-tsan --suite unit --suite stress
   else
     echo "run-all: the TSan build failed"; status=1
   fi
