@@ -61,6 +61,14 @@ class BenchError(Exception):
     pass
 
 
+class Failed(list):
+    # A cell whose program failed: empty, but tells the tables to say so.
+    pass
+
+
+FAILED = Failed()
+
+
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
@@ -122,6 +130,7 @@ class Runner:
         self.raw = open(os.path.join(outdir, 'raw.txt'), 'w')
         self.checks = {}
         self.failures = []
+        self.errors = []
         self.recorder = self.make_recorder()
 
     def exe(self, impl, w, tree='notrace'):
@@ -197,13 +206,28 @@ class Runner:
         return r
 
     def alternate(self, key, cells, procs, w):
-        # cells: list of (name, impl, variant); each run rotates the starting cell.
+        # cells: list of (name, impl, variant); each run rotates the starting cell. A cell
+        # whose program fails is reported (once, with its error) and not run again.
         got = {c[0]: [] for c in cells}
         for i in range(self.runs):
             for j in range(len(cells)):
                 name, impl, variant = cells[(i + j) % len(cells)]
-                got[name].append(self.measure(key, impl, w, procs, variant))
-        return got
+                if got[name] is None:
+                    continue
+                try:
+                    got[name].append(self.measure(key, impl, w, procs, variant))
+                except BenchError as e:
+                    self.note_failure(e)
+                    got[name] = None
+        return {k: (v if v is not None else FAILED) for k, v in got.items()}
+
+    def note_failure(self, e):
+        msg = str(e)
+        lines = msg.splitlines()
+        why = next((ln.strip() for ln in lines if 'fatal error' in ln or 'error' in ln.lower()),
+                   lines[-1] if lines else '?')
+        self.errors.append(f'{lines[0]} -- {why}')
+        log(f'  FAILED: {lines[0]}\n    {why}')
 
     def rss(self, impl, w, procs):
         tf = os.path.join(self.outdir, 'rss.tmp')
@@ -227,6 +251,8 @@ def spread(rs, key='ops_per_sec'):
 
 
 def fmt_rate(rs):
+    if isinstance(rs, Failed):
+        return 'failed'
     if not rs:
         return '–'
     m = med(rs)
@@ -273,6 +299,9 @@ def main():
     ap.add_argument('--procs', default='1,2', help='P counts for the throughput table')
     ap.add_argument('--skip', default='', help='comma-separated sections to skip: '
                     'throughput,tracing,rss')
+    ap.add_argument('--size', action='append', default=[], metavar='WORKLOAD=ARGS',
+                    help='override a workload\'s arguments, e.g. --size spawn_tree=27 '
+                    '(space-separated ARGS; repeatable)')
     ap.add_argument('--no-build', action='store_true', help='use the build trees as they are')
     a = ap.parse_args()
     runs = a.runs or (3 if a.quick else 5)
@@ -284,7 +313,12 @@ def main():
             ap.error(f'unknown workload {w}')
     procs = [int(p) for p in a.procs.split(',')]
     skip = set(filter(None, a.skip.split(',')))
-    sizes = QUICK if a.quick else FULL
+    sizes = dict(QUICK if a.quick else FULL)
+    for o in a.size:
+        w, eq, args = o.partition('=')
+        if not eq or w not in WORKLOADS or not args.split():
+            ap.error(f'--size {o}: want WORKLOAD=ARGS with a known workload')
+        sizes[w] = args.split()
 
     root = os.path.abspath(a.builddir)
     os.makedirs(root, exist_ok=True)
@@ -327,7 +361,7 @@ def main():
                 md.append('skewed speedup from 1 to 2 Ps (median ops/s at 2 Ps / at 1 P): ' +
                           ', '.join(f'{impl} {med(results[("skewed", 2)][impl]) / med(results[("skewed", 1)][impl]):.2f}×'
                                     for impl in ('wsr', 'go', 'omp')
-                                    if results[('skewed', 1)].get(impl)) + '.')
+                                    if results[('skewed', 1)].get(impl) and results[('skewed', 2)].get(impl)) + '.')
                 md.append('')
             if 'sleep_timers' in only:
                 md.append('| sleep_timers | P | wakeups/s | oversleep p50 (µs) | oversleep p99 (µs) |')
@@ -335,6 +369,9 @@ def main():
                 for p in procs:
                     for impl in ('wsr', 'go'):
                         rs = results[('sleep_timers', p)][impl]
+                        if not rs:
+                            md.append(f'| {impl} | {p} | failed | | |')
+                            continue
                         md.append(f'| {impl} | {p} | {med(rs, "wakeups_per_sec"):.0f} | '
                                   f'{med(rs, "oversleep_p50_us"):.1f} | '
                                   f'{med(rs, "oversleep_p99_us"):.1f} |')
@@ -383,9 +420,15 @@ def main():
                 for k in range(runs):
                     for j in range(len(impls)):
                         impl = impls[(k + j) % len(impls)]
-                        kb[impl].append(rn.rss(impl, 'spawn_flat', p))
-                cellv = {i: f'{statistics.median(kb[i]) / 1024:.1f} (±{(max(kb[i]) - min(kb[i])) / 2048:.1f})'
-                         for i in impls}
+                        if kb[impl] is None:
+                            continue
+                        try:
+                            kb[impl].append(rn.rss(impl, 'spawn_flat', p))
+                        except BenchError as e:
+                            rn.note_failure(e)
+                            kb[impl] = None
+                cellv = {i: (f'{statistics.median(kb[i]) / 1024:.1f} (±{(max(kb[i]) - min(kb[i])) / 2048:.1f})'
+                             if kb[i] else 'failed') for i in impls}
                 md.append(f'| {p} | {cellv["wsr"]} | {cellv["go"]} | {cellv.get("omp", "–")} |')
                 results[('rss', p)] = kb
             md.append('')
@@ -395,6 +438,11 @@ def main():
     finally:
         rn.raw.close()
 
+    if rn.errors:
+        md.append('Failed runs (the cell says `failed`; it was not run again):')
+        md.append('')
+        md.extend(f'- `{e}`' for e in rn.errors)
+        md.append('')
     md.append(f'Load average at the end: {" ".join(f"{x:.2f}" for x in os.getloadavg())}. '
               f'Raw lines: {os.path.join(outdir, "raw.txt")}.')
     text = '\n'.join(md) + '\n'
@@ -407,8 +455,9 @@ def main():
         log('bench/run.sh: error: results differ between runs or implementations:')
         for m in rn.failures:
             log('  ' + m)
-        return 1
-    return 0
+    if rn.errors:
+        log(f'bench/run.sh: error: {len(rn.errors)} benchmark program(s) failed (see the list above)')
+    return 1 if rn.failures or rn.errors else 0
 
 
 if __name__ == '__main__':
