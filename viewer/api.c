@@ -122,9 +122,70 @@ static double now_s(void)
 
 static int latency_build(struct api *api, sqlite3 *db, struct wsr_err *err);
 
+/* The second half of g_state's runs, loaded by a helper thread. */
+struct runs_job {
+	struct api *api;
+	struct store part;
+	int64_t lo, hi;
+	int ok;
+	char error[WSR_ERR_LEN];
+};
+
+static void *runs_main(void *arg)
+{
+	struct runs_job *job = arg;
+	struct wsr_err err;
+	sqlite3 *db = NULL;
+
+	err_init(&err);
+	job->ok = api_open_db(job->api->path, &db, &err) == 0 &&
+		  store_load_runs(&job->part, db, job->lo, job->hi, &err) == 0;
+	sqlite3_close(db);
+	if (!job->ok)
+		err_format(&err, job->error, sizeof(job->error));
+	return NULL;
+}
+
+/*
+ * Loads the lanes: g_state's running rows in two halves of the rowid range
+ * on two threads (the biggest part of the start-up), then the P and M states.
+ */
 static int lanes_fn(struct api *api, sqlite3 *db, struct wsr_err *err)
 {
-	return store_load_lanes(&api->st, db, err);
+	struct runs_job job;
+	sqlite3_stmt *q = NULL;
+	pthread_t helper;
+	int64_t maxrow = 0, mid;
+	int started, rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT coalesce(max(rowid), 0) FROM g_state", -1, &q, NULL) ==
+		    SQLITE_OK &&
+	    sqlite3_step(q) == SQLITE_ROW)
+		maxrow = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	mid = maxrow / 2 + 1;
+	memset(&job, 0, sizeof(job));
+	job.api = api;
+	job.lo = mid;
+	job.hi = maxrow + 1;
+	job.part.start_ts = api->st.start_ts;
+	job.part.end_ts = api->st.end_ts;
+	job.part.duration_ns = api->st.duration_ns;
+	job.part.gomaxprocs = api->st.gomaxprocs;
+	started = pthread_create(&helper, NULL, runs_main, &job) == 0;
+	rc = store_load_runs(&api->st, db, 0, started ? mid : maxrow + 1, err);
+	if (!started)
+		return rc < 0 ? -1 : store_load_states(&api->st, db, err);
+	pthread_join(helper, NULL);
+	if (rc < 0 || !job.ok) {
+		if (rc == 0)
+			err_push(err, "%s", job.error);
+		store_free(&job.part);
+		return -1;
+	}
+	if (store_merge_runs(&api->st, &job.part, err) < 0)
+		return -1;
+	return store_load_states(&api->st, db, err);
 }
 
 static int counters_fn(struct api *api, sqlite3 *db, struct wsr_err *err)
@@ -151,6 +212,8 @@ static void load_part(struct api *api, int (*fn)(struct api *, sqlite3 *, struct
 	atomic_store_explicit(ready, ok ? 1 : -1, memory_order_release);
 }
 
+static void *counters_main(void *arg);
+
 static void *lanes_main(void *arg)
 {
 	struct api *api = arg;
@@ -158,9 +221,20 @@ static void *lanes_main(void *arg)
 	double secs;
 
 	load_part(api, lanes_fn, &api->lanes_ready, api->lanes_error, &api->lanes_s);
-	if (api->lanes_ready == 1)
+	if (api->log && api->lanes_ready == 1)
 		fprintf(stderr, "wsr view: indexed %zu intervals in %.2f s\n", api->st.spans,
 			api->lanes_s);
+	/*
+	 * The counters start once the lanes are in: the first paint needs the
+	 * lanes, and on two cores the counters would only slow them down.
+	 */
+	if (pthread_create(&api->counters_thread, NULL, counters_main, api) == 0) {
+		api->counters_started = 1;
+	} else {
+		snprintf(api->counters_error, sizeof(api->counters_error), "cannot start a thread");
+		/* store-release; pairs with the load-acquire in api_handle(). */
+		atomic_store_explicit(&api->counters_ready, -1, memory_order_release);
+	}
 	load_part(api, latency_build, &api->latency_ready, api->latency_error, &secs);
 	return NULL;
 }
@@ -171,14 +245,15 @@ static void *counters_main(void *arg)
 
 	load_part(api, counters_fn, &api->counters_ready, api->counters_error,
 		  &api->counters_s);
-	if (api->counters_ready == 1)
+	if (api->log && api->counters_ready == 1)
 		fprintf(stderr, "wsr view: summarised the counters in %.2f s\n", api->counters_s);
 	return NULL;
 }
 
-int api_open(struct api *api, const char *path, struct wsr_err *err)
+int api_open(struct api *api, const char *path, int log, struct wsr_err *err)
 {
 	memset(api, 0, sizeof(*api));
+	api->log = log;
 	sb_init(&api->latency);
 	api->path = strdup(path);
 	if (api->path == NULL) {
@@ -201,11 +276,6 @@ int api_open(struct api *api, const char *path, struct wsr_err *err)
 		goto fail;
 	}
 	api->threads = 1;
-	if (pthread_create(&api->counters_thread, NULL, counters_main, api) != 0) {
-		err_push(err, "starting a loader thread");
-		goto fail;
-	}
-	api->threads = 2;
 	return 0;
 fail:
 	api_close(api);
@@ -214,11 +284,13 @@ fail:
 
 static void join_loaders(struct api *api)
 {
+	/* counters_started is written by the lanes thread: read it after the join. */
 	if (api->threads >= 1)
 		pthread_join(api->lanes_thread, NULL);
-	if (api->threads >= 2)
+	if (api->counters_started)
 		pthread_join(api->counters_thread, NULL);
 	api->threads = 0;
+	api->counters_started = 0;
 }
 
 int api_wait(struct api *api, struct wsr_err *err)

@@ -47,22 +47,25 @@ struct api {
 	struct sbuf latency;     /* the latency answer, built once by the lanes loader */
 	int64_t sql_deadline_ms; /* under sql_lock */
 	/*
-	 * The store is loaded by two threads started in api_open(). Each flag
+	 * The store is loaded in the background: api_open() starts the lanes
+	 * thread (with a helper for half of g_state), which starts the counters
+	 * thread once the lanes are published, then builds the latency. Each flag
 	 * is 0 while loading, 1 once its part is complete (store-release by
 	 * the loader; pairs with the load-acquire in api_handle()), -1 on
 	 * failure with the cause in the matching *_error.
 	 */
-	pthread_t lanes_thread, counters_thread;
-	int threads;
+	pthread_t lanes_thread, counters_thread; /* the lanes thread starts the counters one */
+	int threads, counters_started;
 	atomic_int lanes_ready, counters_ready, latency_ready;
 	char lanes_error[WSR_ERR_LEN], counters_error[WSR_ERR_LEN], latency_error[WSR_ERR_LEN];
 	double lanes_s, counters_s; /* load times, for the log */
+	int log;                    /* print the load times on stderr */
 };
 
 /* Opens a wsr database read-only, with the read-only authorizer installed. */
 int api_open_db(const char *path, sqlite3 **out, struct wsr_err *err);
-/* Opens the database and starts loading the store in the background. */
-int api_open(struct api *api, const char *path, struct wsr_err *err);
+/* Opens the database and starts loading the store in the background; log: say on stderr when done. */
+int api_open(struct api *api, const char *path, int log, struct wsr_err *err);
 /* Waits until the store is loaded; -1 (with the cause) if loading failed. */
 int api_wait(struct api *api, struct wsr_err *err);
 void api_close(struct api *api);

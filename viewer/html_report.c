@@ -15,7 +15,8 @@
  *   - JSON strings escape '<', '>' and '&' (sbuf.c) and embed_assets.py
  *     refuses an app.js containing "</script", so nothing closes the
  *     elements early.
- *   - All or nothing: written to FILE.tmp, then renamed over FILE.
+ *   - All or nothing: written to FILE.tmp, then renamed over FILE (or, with
+ *     no FILE or "-", to stdout in one write once complete).
  * Concurrency: single-threaded.
  */
 #include "config.h"
@@ -136,6 +137,14 @@ int html_report_write(struct api *api, const char *path, struct wsr_err *err)
 	sb_puts(&out, rest);
 	if (out.oom || data.oom) {
 		err_push(err, "out of memory building the report");
+		goto out;
+	}
+	if (path == NULL || strcmp(path, "-") == 0) {
+		if (fwrite(out.buf, 1, out.len, stdout) != out.len || fflush(stdout) != 0) {
+			err_push(err, "writing the report to stdout: %s", strerror(errno));
+			goto out;
+		}
+		ret = 0;
 		goto out;
 	}
 	if (asprintf(&tmp, "%s.tmp", path) < 0) {

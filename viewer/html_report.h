@@ -1,7 +1,8 @@
 /*
  * html_report.h - the self-contained HTML report (html_report.c).
  *
- * Invariants: FILE is replaced whole or not at all (FILE.tmp + rename).
+ * Invariants: FILE is replaced whole or not at all (FILE.tmp + rename);
+ *   path NULL or "-" writes to stdout.
  * Concurrency: single-threaded.
  */
 #ifndef WSR_VIEWER_HTML_REPORT_H

@@ -20,9 +20,12 @@
  *     invariants say this never happens) and empty spans are dropped.
  *   - bucket b covers [b * bucket_ns, (b + 1) * bucket_ns); its min and max
  *     include the value held at its start.
- * Concurrency: store_init() runs first; then store_load_lanes() and
- *   store_load_counters() may run at the same time on two threads (each with
- *   its own connection): they write disjoint fields. api.c publishes each part
+ * Concurrency: store_init() runs first. store_load_runs() may then run on
+ *   several threads at once, each into its own struct store (a copy of the
+ *   initialised one) over its own rowid range and connection; the parts are
+ *   merged with store_merge_runs() and completed by store_load_states().
+ *   store_load_counters() writes only the counter fields, so it may run
+ *   beside all of these. api.c publishes each part
  *   with a release store once it is complete; readers never touch a part
  *   before seeing its flag, and a complete part is never written again.
  */
@@ -140,9 +143,9 @@ static int step(sqlite3 *db, sqlite3_stmt *q, struct wsr_err *err, int *row)
 	return -1;
 }
 
-/* Loads (owner, state-or-g, start, end) rows into lanes. */
+/* Loads (owner, state-or-g, start, end) rows into lanes; ?1, ?2 (if any) get lo, hi. */
 static int load_lanes(struct store *st, sqlite3 *db, const char *sql, struct store_lane **lanes,
-		      size_t *n, int is_state, struct wsr_err *err)
+		      size_t *n, int is_state, int64_t lo, int64_t hi, struct wsr_err *err)
 {
 	sqlite3_stmt *q = NULL;
 	int ret = -1, row;
@@ -150,6 +153,10 @@ static int load_lanes(struct store *st, sqlite3 *db, const char *sql, struct sto
 	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
 		err_push(err, "preparing %s: %s", sql, sqlite3_errmsg(db));
 		goto out;
+	}
+	if (sqlite3_bind_parameter_count(q) == 2) {
+		sqlite3_bind_int64(q, 1, lo);
+		sqlite3_bind_int64(q, 2, hi);
 	}
 	for (;;) {
 		if (step(db, q, err, &row) < 0)
@@ -296,7 +303,40 @@ out:
 	return ret;
 }
 
-int store_load_lanes(struct store *st, sqlite3 *db, struct wsr_err *err)
+int store_load_runs(struct store *st, sqlite3 *db, int64_t lo, int64_t hi, struct wsr_err *err)
+{
+	/*
+	 * A sequential scan of g_state (by rowid range) is about twice as fast
+	 * as walking the (state, start_ts) index, which needs a table lookup per
+	 * row; the rows of one P come out nearly sorted and store_finish() sorts.
+	 */
+	return load_lanes(st, db,
+			  "SELECT p, g, start_ts, end_ts FROM g_state NOT INDEXED "
+			  "WHERE rowid >= ?1 AND rowid < ?2 AND state = 'running' AND p IS NOT NULL",
+			  &st->p_runs, &st->nps, 0, lo, hi, err);
+}
+
+int store_merge_runs(struct store *st, struct store *part, struct wsr_err *err)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < part->nps && ret == 0; i++) {
+		const struct store_lane *src = &part->p_runs[i];
+		struct store_lane *l = lane_get(&st->p_runs, &st->nps, src->id);
+		for (size_t k = 0; l != NULL && k < src->n; k++)
+			if (lane_push(l, src->v[k].s, src->v[k].e, src->v[k].v) < 0)
+				l = NULL;
+		if (l == NULL) {
+			err_push(err, "out of memory merging lanes");
+			ret = -1;
+		}
+	}
+	st->spans += part->spans;
+	store_free(part);
+	return ret;
+}
+
+int store_load_states(struct store *st, sqlite3 *db, struct wsr_err *err)
 {
 	for (int p = 0; p < st->gomaxprocs; p++) {
 		if (lane_get(&st->p_runs, &st->nps, p) == NULL) {
@@ -306,16 +346,6 @@ int store_load_lanes(struct store *st, sqlite3 *db, struct wsr_err *err)
 	}
 	if (load_ids(db, "SELECT p FROM p ORDER BY p", &st->p_runs, &st->nps, err) < 0 ||
 	    load_ids(db, "SELECT m FROM m ORDER BY m", &st->m_states, &st->nms, err) < 0)
-		return -1;
-	/*
-	 * A sequential scan of g_state is about twice as fast as walking the
-	 * (state, start_ts) index, which needs a table lookup per row; the rows
-	 * of one P come out nearly sorted and lane_finish() sorts if needed.
-	 */
-	if (load_lanes(st, db,
-		       "SELECT p, g, start_ts, end_ts FROM g_state NOT INDEXED "
-		       "WHERE state = 'running' AND p IS NOT NULL",
-		       &st->p_runs, &st->nps, 0, err) < 0)
 		return -1;
 	/* P state lanes get exactly the Ps of the run lanes, in the same order. */
 	st->p_states = calloc(st->nps != 0 ? st->nps : 1, sizeof(*st->p_states));
@@ -329,7 +359,7 @@ int store_load_lanes(struct store *st, sqlite3 *db, struct wsr_err *err)
 		size_t n = st->nps;
 		if (load_lanes(st, db,
 			       "SELECT p, state, start_ts, end_ts FROM p_state ORDER BY p, start_ts",
-			       &st->p_states, &n, 1, err) < 0)
+			       &st->p_states, &n, 1, 0, 0, err) < 0)
 			return -1;
 		if (n != st->nps) {
 			err_push(err, "p_state names a P that neither p nor g_state knows");
@@ -337,7 +367,7 @@ int store_load_lanes(struct store *st, sqlite3 *db, struct wsr_err *err)
 		}
 	}
 	if (load_lanes(st, db, "SELECT m, state, start_ts, end_ts FROM m_state ORDER BY m, start_ts",
-		       &st->m_states, &st->nms, 1, err) < 0)
+		       &st->m_states, &st->nms, 1, 0, 0, err) < 0)
 		return -1;
 	for (size_t i = 0; i < st->nps; i++) {
 		lane_finish(&st->p_runs[i]);

@@ -13,10 +13,11 @@
  *   - Counter buckets are STORE_BUCKETS wide slices of the trace; a window
  *     coarser than two buckets per pixel is answered from them, a finer one
  *     from the counters table through its primary key (ts).
- * Concurrency: store_init() first; store_load_lanes() and
- *   store_load_counters() may then run on two threads at once (they write
- *   disjoint fields); each part is read-only once loaded, so any number of
- *   threads may query it (the SQLite handle is the caller's).
+ * Concurrency: store_init() first; store_load_runs() may then run on
+ *   several threads, each into its own copy of the initialised store, merged
+ *   by store_merge_runs(); store_load_counters() writes only the counter
+ *   fields and may run beside them. Each part is read-only once loaded, so
+ *   any number of threads may query it (the SQLite handle is the caller's).
  */
 #ifndef WSR_VIEWER_STORE_H
 #define WSR_VIEWER_STORE_H
@@ -78,8 +79,12 @@ struct store {
 
 /* Reads the trace bounds and gomaxprocs (fast). */
 int store_init(struct store *st, sqlite3 *db, struct wsr_err *err);
-/* Loads the P and M lanes (p_runs, p_states, m_states, nps, nms, spans). */
-int store_load_lanes(struct store *st, sqlite3 *db, struct wsr_err *err);
+/* Loads the G runs of g_state rows with lo <= rowid < hi into p_runs. */
+int store_load_runs(struct store *st, sqlite3 *db, int64_t lo, int64_t hi, struct wsr_err *err);
+/* Appends the runs of part (loaded by another thread) to st, and frees part. */
+int store_merge_runs(struct store *st, struct store *part, struct wsr_err *err);
+/* Adds the lanes of every P and M, loads p_state and m_state, sorts every lane. */
+int store_load_states(struct store *st, sqlite3 *db, struct wsr_err *err);
 /* Builds the counter buckets (bucket_ns, nbuckets, cb, first). */
 int store_load_counters(struct store *st, sqlite3 *db, struct wsr_err *err);
 void store_free(struct store *st);

@@ -4,8 +4,14 @@
  * with --html / --perfetto).
  *
  *   wsr-view trace.db [--port N]            serve the web UI on 127.0.0.1
- *   wsr-view --html -o FILE trace.db        self-contained HTML report
+ *   wsr-view --html [-o FILE] trace.db      self-contained HTML report
  *   wsr-view --perfetto -o FILE trace.db    Perfetto protobuf trace
+ *
+ * The front end execs this binary with its own argv shifted by one, so
+ * argv[0] is the subcommand: "view" as above; "report" (from `wsr report
+ * --format html [-o FILE] trace.db`) means --html and accepts --format html
+ * and --detail; "export" (from `wsr export --perfetto trace.db -o FILE`)
+ * means --perfetto. Without -o the HTML report goes to stdout.
  *
  * Invariants:
  *   - Exit codes: 0 success, 1 failure, 2 usage error or bad input.
@@ -37,9 +43,10 @@ static const char *prog = "wsr view";
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: wsr-view trace.db [--port N]\n"
-		   "       wsr-view --html -o report.html trace.db\n"
-		   "       wsr-view --perfetto -o trace.perfetto-trace trace.db\n");
+	fprintf(f, "usage: wsr view trace.db [--port N]\n"
+		   "       wsr report --format html [-o report.html] trace.db\n"
+		   "       wsr export --perfetto trace.db -o trace.perfetto-trace\n"
+		   "       (wsr-view [--html | --perfetto] [-o FILE] [--port N] trace.db)\n");
 }
 
 static int serve(const char *db_path, unsigned port, struct wsr_err *err)
@@ -56,7 +63,7 @@ static int serve(const char *db_path, unsigned port, struct wsr_err *err)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (api_open(&api, db_path, err) < 0)
+	if (api_open(&api, db_path, 1, err) < 0)
 		return -1;
 	if (server_start(&sv, &api, (uint16_t)port, err) < 0) {
 		api_close(&api);
@@ -79,11 +86,28 @@ int main(int argc, char **argv)
 	int rc = 0;
 
 	err_init(&err);
+	{
+		const char *base = strrchr(argv[0], '/') != NULL ? strrchr(argv[0], '/') + 1 : argv[0];
+		if (strcmp(base, "report") == 0) {
+			mode = HTML;
+			prog = "wsr report";
+		} else if (strcmp(base, "export") == 0) {
+			mode = PERFETTO;
+			prog = "wsr export";
+		}
+	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			usage(stdout);
 			return 0;
+		} else if (strcmp(a, "--format") == 0 && i + 1 < argc && mode == HTML) {
+			if (strcmp(argv[++i], "html") != 0) {
+				fprintf(stderr, "%s: error: wsr-view writes only --format html\n", prog);
+				return 2;
+			}
+		} else if (strcmp(a, "--detail") == 0 && mode == HTML) {
+			/* The HTML report always has every picture. */
 		} else if (strcmp(a, "--html") == 0) {
 			mode = HTML;
 		} else if (strcmp(a, "--perfetto") == 0) {
@@ -110,7 +134,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (db == NULL || (mode != SERVE && out == NULL) || (mode == SERVE && out != NULL)) {
+	if (db == NULL || (mode == PERFETTO && out == NULL) || (mode == SERVE && out != NULL)) {
 		usage(stderr);
 		return 2;
 	}
@@ -119,7 +143,7 @@ int main(int argc, char **argv)
 	} else if (mode == HTML) {
 		struct api api;
 		prog = "wsr report";
-		rc = api_open(&api, db, &err);
+		rc = api_open(&api, db, 0, &err);
 		if (rc == 0) {
 			rc = html_report_write(&api, out, &err);
 			api_close(&api);

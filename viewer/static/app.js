@@ -509,7 +509,7 @@
       pos[p] = [cx + R * Math.cos(a), cy + R * Math.sin(a)];
     });
     const defs = svg('defs');
-    const marker = svg('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: '9', refY: '5', markerWidth: '6', markerHeight: '6', orient: 'auto-start-reverse' });
+    const marker = svg('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: '9', refY: '5', markerWidth: '12', markerHeight: '12', markerUnits: 'userSpaceOnUse', orient: 'auto-start-reverse' });
     marker.appendChild(svg('path', { d: 'M 0 0 L 10 5 L 0 10 z', fill: '#2f6fdf' }));
     defs.appendChild(marker);
     g.appendChild(defs);
