@@ -53,10 +53,21 @@ struct store_span {
 	int32_t v; /* the G (run lanes) or an enum store_state (state lanes) */
 };
 
+/* Summary of STORE_BLOCK consecutive spans of a lane (see lane_json). */
+#define STORE_BLOCK 64
+
+struct store_block {
+	int64_t busy;   /* sum of the spans' lengths */
+	int64_t maxw;   /* the longest span */
+	int64_t maxgap; /* the longest gap before a span (from the previous span's end) */
+	int32_t maxv;   /* the v of the longest span */
+};
+
 struct store_lane {
 	int64_t id; /* P or M id */
 	size_t n, cap;
 	struct store_span *v;
+	struct store_block *blk; /* n / STORE_BLOCK full blocks; NULL if none */
 };
 
 struct store_cbucket {
