@@ -142,6 +142,14 @@ def main():
         if r.returncode != 0:
             return
         print('# %s: %d bytes' % (out, os.path.getsize(out)))
+        bad = os.path.join(work, 'bad.db')
+        with open(bad, 'w') as f:
+            f.write('not a database\n')
+        r = subprocess.run([view, '--perfetto', '-o', bad + '.out', bad], capture_output=True,
+                           text=True)
+        ok(r.returncode == 2 and not os.path.exists(bad + '.out')
+           and 'not a wsr database' in r.stderr,
+           'a file that is not a wsr database: exit 2, clear error, no output', r.stderr)
         tracks, events, seqs = decode(out)
         c = sqlite3.connect('file:%s?mode=ro' % db, uri=True)
 
