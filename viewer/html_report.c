@@ -6,8 +6,8 @@
  * inlined and the API answers the page would fetch written into a
  * <script type="application/json" id="wsr-data"> element: the whole trace
  * at HTML_REPORT_PX pixels (timeline and counters), the steal graph, the
- * schedtrace table at the default interval, the latency histogram and the
- * utilisation bars. app.js sees the data element and draws from it instead
+ * schedtrace table at the given interval (default: meta's), the latency
+ * histogram and the utilisation bars. app.js sees the data element and draws from it instead
  * of fetching; the SQL console is hidden.
  * Invariants:
  *   - No network and no external file: a CSP meta element forbids every
@@ -57,7 +57,7 @@ static const char *splice(struct sbuf *out, const char *src, const char *marker,
 	return at + strlen(marker);
 }
 
-int html_report_write(struct api *api, const char *path, struct wsr_err *err)
+int html_report_write(struct api *api, const char *path, int64_t interval_ns, struct wsr_err *err)
 {
 	const struct viewer_asset *index = assets_find("/index.html");
 	const struct viewer_asset *css = assets_find("/style.css");
@@ -90,9 +90,10 @@ int html_report_write(struct api *api, const char *path, struct wsr_err *err)
 		goto out;
 	sb_puts(&data, ",\"schedtrace\":");
 	{
-		int64_t iv = 0;
+		int64_t iv = interval_ns;
 		sqlite3_stmt *q = NULL;
-		if (sqlite3_prepare_v2(api->db, "SELECT interval_ns FROM trace_info", -1, &q, NULL) ==
+		if (iv <= 0 &&
+		    sqlite3_prepare_v2(api->db, "SELECT interval_ns FROM trace_info", -1, &q, NULL) ==
 			    SQLITE_OK &&
 		    sqlite3_step(q) == SQLITE_ROW)
 			iv = sqlite3_column_int64(q, 0);

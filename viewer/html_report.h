@@ -8,9 +8,12 @@
 #ifndef WSR_VIEWER_HTML_REPORT_H
 #define WSR_VIEWER_HTML_REPORT_H
 
+#include <stdint.h>
+
 #include "api.h"
 #include "err.h"
 
-int html_report_write(struct api *api, const char *path, struct wsr_err *err);
+/* interval_ns: the schedtrace table's interval (0: meta.schedtrace_interval_ns). */
+int html_report_write(struct api *api, const char *path, int64_t interval_ns, struct wsr_err *err);
 
 #endif /* WSR_VIEWER_HTML_REPORT_H */

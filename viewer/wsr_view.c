@@ -9,9 +9,11 @@
  *
  * The front end execs this binary with its own argv shifted by one, so
  * argv[0] is the subcommand: "view" as above; "report" (from `wsr report
- * --format html [-o FILE] trace.db`) means --html and accepts --format html
- * and --detail; "export" (from `wsr export --perfetto trace.db -o FILE`)
- * means --perfetto. Without -o the HTML report goes to stdout.
+ * --format html [-o FILE] trace.db`) means --html and accepts --format html,
+ * --detail (ignored: the report has every picture) and --interval DUR (the
+ * schedtrace table's interval); "export" (from `wsr export --perfetto
+ * trace.db -o FILE`) means --perfetto. Without -o the HTML report goes to
+ * stdout.
  *
  * Invariants:
  *   - Exit codes: 0 success, 1 failure, 2 usage error or bad input.
@@ -28,6 +30,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,12 +80,38 @@ static int serve(const char *db_path, unsigned port, struct wsr_err *err)
 	return 0;
 }
 
+/* Parses a duration such as 10ms, 500us, 2s or 1000000 (ns) into *ns. */
+static int parse_duration(const char *s, int64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		double mult;
+	} units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"", 1}};
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || v <= 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit) == 0) {
+			if (v * units[i].mult < 1000 || v * units[i].mult > 9e18)
+				return -1;
+			*ns = (int64_t)(v * units[i].mult);
+			return 0;
+		}
+	}
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	struct wsr_err err;
 	const char *db = NULL, *out = NULL;
 	enum { SERVE, HTML, PERFETTO } mode = SERVE;
 	long port = 0;
+	int64_t interval = 0;
 	int rc = 0;
 
 	err_init(&err);
@@ -108,6 +137,12 @@ int main(int argc, char **argv)
 			}
 		} else if (strcmp(a, "--detail") == 0 && mode == HTML) {
 			/* The HTML report always has every picture. */
+		} else if (strcmp(a, "--interval") == 0 && i + 1 < argc && mode == HTML) {
+			if (parse_duration(argv[++i], &interval) < 0) {
+				fprintf(stderr, "%s: error: bad --interval '%s' (e.g. 10ms)\n", prog,
+					argv[i]);
+				return 2;
+			}
 		} else if (strcmp(a, "--html") == 0) {
 			mode = HTML;
 		} else if (strcmp(a, "--perfetto") == 0) {
@@ -145,7 +180,7 @@ int main(int argc, char **argv)
 		prog = "wsr report";
 		rc = api_open(&api, db, 0, &err);
 		if (rc == 0) {
-			rc = html_report_write(&api, out, &err);
+			rc = html_report_write(&api, out, interval, &err);
 			api_close(&api);
 		}
 	} else {
