@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # measure.py - the cost of tracing, side by side in one run (docs/recording.md).
 #
-# Usage: measure.py NOTRACE_BUILD TRACE_BUILD [--reps N] [--only fib,skewed]
+# Usage: measure.py NOTRACE_BUILD TRACE_BUILD [--reps N] [--cost-reps N] [--only fib,skewed]
 #   NOTRACE_BUILD: a build dir configured with -Dtracing=disabled
 #   TRACE_BUILD:   a build dir with tracing enabled (the default)
 #
@@ -13,8 +13,10 @@
 #   lossless    under `wsr run --no-ingest --lossless`
 # Wall time is the program's own (from fork to exit; for wsr run, the
 # "exited ... after" line, which excludes session set-up and read-back).
-# Reports median and minimum per mode, the no-session cost against disabled,
-# events/s and bytes/event of the traces, and discarded events in default mode.
+# Reports median and minimum per mode, the no-session cost against disabled
+# (wall and CPU time; disabled and no-session run COST_REPS rounds, 3 x REPS by
+# default, as they are cheap and the difference sought is small), events/s and
+# bytes/event of the traces, and discarded events in default mode.
 # It is a benchmark, not a test: it asserts nothing.
 import os
 import re
@@ -29,24 +31,32 @@ WORKLOADS = {'fib': ['27'], 'skewed': ['100000']}
 
 
 def timed(argv, env):
+    """Runs ARGV; returns (wall s, user+sys CPU s of it and its children, stderr)."""
     t0 = time.perf_counter()
-    p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                       env=env)
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         env=env)
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
     t1 = time.perf_counter()
+    p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
-        raise RuntimeError('%s failed (%d): %s' % (argv, p.returncode, p.stderr[-500:]))
-    return t1 - t0, p.stderr
+        raise RuntimeError('%s failed (%d): %s' % (argv, p.returncode, err[-500:]))
+    return t1 - t0, ru.ru_utime + ru.ru_stime, err
 
 
 def main(argv):
     args = argv[1:]
     reps = 5
+    cost_reps = None
     only = list(WORKLOADS)
     pos = []
     i = 0
     while i < len(args):
         if args[i] == '--reps':
             reps = int(args[i + 1])
+            i += 2
+        elif args[i] == '--cost-reps':
+            cost_reps = int(args[i + 1])
             i += 2
         elif args[i] == '--only':
             only = args[i + 1].split(',')
@@ -58,6 +68,8 @@ def main(argv):
         print('usage: measure.py NOTRACE_BUILD TRACE_BUILD [--reps N] [--only fib,skewed]')
         return 2
     notrace, trace = pos
+    if cost_reps is None:
+        cost_reps = 3 * reps
     wsr = os.path.join(trace, 'analyzer', 'wsr')
     env = dict(os.environ)
     env.pop('WSRDEBUG', None)
@@ -70,15 +82,19 @@ def main(argv):
         for name in only:
             wargs = WORKLOADS[name]
             times = {m: [] for m in ('disabled', 'no-session', 'default', 'lossless')}
+            cpu = {'disabled': [], 'no-session': []}
             traces = {'default': [], 'lossless': []}
-            for r in range(reps):
-                times['disabled'].append(
-                    timed([os.path.join(notrace, 'examples', name)] + wargs, env)[0])
-                times['no-session'].append(
-                    timed([os.path.join(trace, 'examples', name)] + wargs, env)[0])
+            for r in range(max(reps, cost_reps)):
+                for mode, build in (('disabled', notrace), ('no-session', trace)):
+                    if r < cost_reps:
+                        w, c, _ = timed([os.path.join(build, 'examples', name)] + wargs, env)
+                        times[mode].append(w)
+                        cpu[mode].append(c)
+                if r >= reps:
+                    continue
                 for mode, extra in (('default', []), ('lossless', ['--lossless'])):
                     out = os.path.join(tmp, '%s-%s-%d' % (name, mode, r))
-                    _, err = timed([wsr, 'run', '--no-ingest', '--out', out] + extra + ['--',
+                    _, _, err = timed([wsr, 'run', '--no-ingest', '--out', out] + extra + ['--',
                                    os.path.join(trace, 'examples', name)] + wargs, env)
                     m = re.search(r'exited with status \d+ after ([\d.]+) s', err)
                     s = re.search(r'(\d+) events over ([\d.]+) s \((\d+) events/s, ([\d.]+) '
@@ -87,29 +103,34 @@ def main(argv):
                     times[mode].append(float(m.group(1)))
                     traces[mode].append(tuple(float(x) for x in s.groups()))
                     shutil.rmtree(out, ignore_errors=True)
-            rows.append((name, wargs, times, traces))
+            rows.append((name, wargs, times, cpu, traces))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
-    print('reps per mode: %d (interleaved); times are the program\'s wall time in seconds\n'
-          % reps)
-    print('| workload | mode | median s | min s | vs disabled (median) | events | '
-          'events/s | bytes/event | discarded |')
-    print('|---|---|---|---|---|---|---|---|---|')
-    for name, wargs, times, traces in rows:
+    print('rounds: %d for default/lossless, %d for disabled/no-session, interleaved; wall '
+          'is the program\'s own time in seconds' % (reps, cost_reps))
+    print()
+    print('| workload | mode | wall median | wall min | vs disabled | CPU median | CPU vs '
+          'disabled | events | events/s | bytes/event | discarded per run |')
+    print('|---|---|---|---|---|---|---|---|---|---|---|')
+    for name, wargs, times, cpu, traces in rows:
         base = statistics.median(times['disabled'])
+        cbase = statistics.median(cpu['disabled'])
         for mode in ('disabled', 'no-session', 'default', 'lossless'):
             med = statistics.median(times[mode])
-            ev = eps = bpe = disc = ''
+            cmed = cvs = ev = eps = bpe = disc = ''
+            if mode in cpu:
+                cmed = '%.3f' % statistics.median(cpu[mode])
+                cvs = '%+.1f%%' % ((statistics.median(cpu[mode]) / cbase - 1) * 100)
             if mode in traces:
                 tr = traces[mode]
                 ev = '%d' % statistics.median(t[0] for t in tr)
                 eps = '%.2fM' % (statistics.median(t[2] for t in tr) / 1e6)
                 bpe = '%.1f' % statistics.median(t[3] for t in tr)
                 disc = '/'.join('%d' % t[4] for t in tr)
-            print('| %s %s | %s | %.3f | %.3f | %+.1f%% | %s | %s | %s | %s |'
+            print('| %s %s | %s | %.3f | %.3f | %+.1f%% | %s | %s | %s | %s | %s | %s |'
                   % (name, ' '.join(wargs), mode, med, min(times[mode]),
-                     (med / base - 1) * 100, ev, eps, bpe, disc))
+                     (med / base - 1) * 100, cmed, cvs, ev, eps, bpe, disc))
     return 0
 
 
