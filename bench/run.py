@@ -84,7 +84,21 @@ def out_of(cmd):
         return '?'
 
 
-def build(root, no_build):
+def export_commit(root, rev):
+    # A clean copy of one commit (git archive), so that the tables name exactly what ran.
+    full = out_of(['git', '-C', SRC, 'rev-parse', '--verify', rev + '^{commit}'])
+    if not re.fullmatch(r'[0-9a-f]{40}', full):
+        raise BenchError(f'--commit {rev}: not a commit of {SRC}')
+    top = os.path.join(root, 'commit-' + full[:12])
+    src = os.path.join(top, 'src')
+    if not os.path.exists(os.path.join(src, 'meson.build')):
+        os.makedirs(src, exist_ok=True)
+        log(f'== git archive {full[:12]} -> {src}')
+        sh(f'git -C "{SRC}" archive {full} | tar -x -C "{src}"', shell=True)
+    return src, top, full[:12]
+
+
+def build(root, no_build, src=SRC):
     trees = {'traced': ['-Dtracing=enabled'], 'notrace': ['-Dtracing=disabled']}
     for name, opts in trees.items():
         d = os.path.join(root, name)
@@ -92,7 +106,7 @@ def build(root, no_build):
             continue
         if not os.path.exists(os.path.join(d, 'build.ninja')):
             log(f'== meson setup {d}')
-            sh(['meson', 'setup', d, SRC, '--buildtype=release', '-Dtests=disabled',
+            sh(['meson', 'setup', d, src, '--buildtype=release', '-Dtests=disabled',
                 '-Dviewer=disabled'] + opts, stdout=subprocess.DEVNULL)
         log(f'== ninja -C {d}')
         # Others' work in progress can break a build for a moment: retry once, then show it.
@@ -205,11 +219,11 @@ class Runner:
             log('    stderr: ' + stderr.strip().replace('\n', '\n    stderr: '))
         return r
 
-    def alternate(self, key, cells, procs, w):
+    def alternate(self, key, cells, procs, w, runs=None):
         # cells: list of (name, impl, variant); each run rotates the starting cell. A cell
         # whose program fails is reported (once, with its error) and not run again.
         got = {c[0]: [] for c in cells}
-        for i in range(self.runs):
+        for i in range(runs or self.runs):
             for j in range(len(cells)):
                 name, impl, variant = cells[(i + j) % len(cells)]
                 if got[name] is None:
@@ -293,6 +307,9 @@ def main():
                                  'wsr vs Go vs LLVM OpenMP, tracing cost, peak RSS.')
     ap.add_argument('--quick', action='store_true', help='small sizes, 3 runs: a few minutes')
     ap.add_argument('--runs', type=int, help='runs per cell (default 5, --quick 3)')
+    ap.add_argument('--trace-runs', type=int,
+                    help='runs per cell of the tracing section (default 3, --quick 2): its traced '
+                    'runs are the slowest of all (Go\'s runtime/trace makes spawn_tree ~4x slower)')
     ap.add_argument('--builddir', default=os.environ.get('WSR_BENCH_DIR', '/tmp/wsr-bench'),
                     help='where the build trees and results go (default /tmp/wsr-bench)')
     ap.add_argument('--only', help='comma-separated workloads (default all)')
@@ -302,11 +319,14 @@ def main():
     ap.add_argument('--size', action='append', default=[], metavar='WORKLOAD=ARGS',
                     help='override a workload\'s arguments, e.g. --size spawn_tree=27 '
                     '(space-separated ARGS; repeatable)')
+    ap.add_argument('--commit', metavar='REV', help='build a clean export of commit REV (git '
+                    'archive) instead of the working tree, e.g. --commit HEAD')
     ap.add_argument('--no-build', action='store_true', help='use the build trees as they are')
     a = ap.parse_args()
     runs = a.runs or (3 if a.quick else 5)
-    if runs < 1:
-        ap.error('--runs must be >= 1')
+    trace_runs = a.trace_runs or (2 if a.quick else 3)
+    if runs < 1 or trace_runs < 1:
+        ap.error('--runs and --trace-runs must be >= 1')
     only = a.only.split(',') if a.only else WORKLOADS
     for w in only:
         if w not in WORKLOADS:
@@ -322,10 +342,21 @@ def main():
 
     root = os.path.abspath(a.builddir)
     os.makedirs(root, exist_ok=True)
-    trees = build(root, a.no_build)
+    commit = None
+    try:
+        if a.commit:
+            src, root, commit = export_commit(root, a.commit)
+            trees = build(root, a.no_build, src)
+        else:
+            trees = build(root, a.no_build)
+    except (BenchError, subprocess.CalledProcessError) as e:
+        log(f'bench/run.sh: error: {e}')
+        return 1
     outdir = os.path.join(root, 'results-' + datetime.datetime.utcnow().strftime('%Y%m%d-%H%M%S'))
     os.makedirs(outdir)
     info = machine_info(trees)
+    if commit:
+        info['commit'] = commit + ' (clean export)'
     rn = Runner(trees, sizes, runs, outdir)
     md = []
     md.append(f'Run of `bench/run.sh{" --quick" if a.quick else ""}` on {info["date"]}, '
@@ -386,8 +417,9 @@ def main():
                          ('gotrace', 'go', 'gotrace')]
                 if rn.recorder:
                     cells.insert(2, ('run', 'wsr', 'run'))
-                tres[w] = rn.alternate('tracing P=2', cells, 2, w)
-            md.append('### Tracing cost at 2 Ps (ops/s; slowdown = time relative to the untraced run)')
+                tres[w] = rn.alternate('tracing P=2', cells, 2, w, trace_runs)
+            md.append(f'### Tracing cost at 2 Ps ({trace_runs} alternating runs per cell; ops/s; '
+                      'slowdown = time relative to the untraced run)')
             md.append('')
             md.append('| workload | wsr compiled out | compiled in, no session | slowdown | '
                       'under `wsr run` | slowdown | events (discarded) | Go | Go + runtime/trace | slowdown |')
