@@ -172,6 +172,7 @@ static int lanes_fn(struct api *api, sqlite3 *db, struct wsr_err *err)
 	job.part.end_ts = api->st.end_ts;
 	job.part.duration_ns = api->st.duration_ns;
 	job.part.gomaxprocs = api->st.gomaxprocs;
+	job.part.cancel = &api->cancel;
 	started = pthread_create(&helper, NULL, runs_main, &job) == 0;
 	rc = store_load_runs(&api->st, db, 0, started ? mid : maxrow + 1, err);
 	if (!started)
@@ -271,6 +272,7 @@ int api_open(struct api *api, const char *path, int log, struct wsr_err *err)
 		err_push(err, "reading %s", path);
 		goto fail;
 	}
+	api->st.cancel = &api->cancel;
 	if (pthread_create(&api->lanes_thread, NULL, lanes_main, api) != 0) {
 		err_push(err, "starting a loader thread");
 		goto fail;
@@ -313,6 +315,7 @@ int api_wait(struct api *api, struct wsr_err *err)
 
 void api_close(struct api *api)
 {
+	atomic_store_explicit(&api->cancel, 1, memory_order_relaxed);
 	join_loaders(api);
 	store_free(&api->st);
 	sqlite3_close(api->db);
@@ -533,6 +536,10 @@ static int latency_build(struct api *api, sqlite3 *db, struct wsr_err *err)
 			}
 			lat = a;
 			cap = nc;
+		}
+		if ((n & 0xffff) == 0 && atomic_load_explicit(&api->cancel, memory_order_relaxed)) {
+			err_push(err, "cancelled");
+			goto out;
 		}
 		lat[n++] = v;
 		sum += (double)v;
@@ -820,6 +827,11 @@ static int window_args(struct api *api, api_arg_fn arg, void *ctx, int64_t *t0, 
 		*t1 = api->st.duration_ns;
 	if (arg_i64(arg, ctx, "px", &p) < 0)
 		p = 1000;
+	/* Far outside the trace there is nothing to draw; clamping keeps t1 - t0 in range. */
+	if (*t0 < -api->st.duration_ns)
+		*t0 = -api->st.duration_ns;
+	if (*t1 > 2 * api->st.duration_ns)
+		*t1 = 2 * api->st.duration_ns;
 	if (p < 1 || p > 8192 || *t1 <= *t0)
 		return -1;
 	*px = (int)p;

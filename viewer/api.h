@@ -57,6 +57,7 @@ struct api {
 	pthread_t lanes_thread, counters_thread; /* the lanes thread starts the counters one */
 	int threads, counters_started;
 	atomic_int lanes_ready, counters_ready, latency_ready;
+	atomic_int cancel; /* set by api_close(): loaders stop early */
 	char lanes_error[WSR_ERR_LEN], counters_error[WSR_ERR_LEN], latency_error[WSR_ERR_LEN];
 	double lanes_s, counters_s; /* load times, for the log */
 	int log;                    /* print the load times on stderr */

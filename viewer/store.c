@@ -146,6 +146,15 @@ static void lane_finish(struct store_lane *l)
 	}
 }
 
+static int cancelled(const struct store *st, struct wsr_err *err)
+{
+	if (st->cancel != NULL && atomic_load_explicit(st->cancel, memory_order_relaxed)) {
+		err_push(err, "cancelled");
+		return 1;
+	}
+	return 0;
+}
+
 static int step(sqlite3 *db, sqlite3_stmt *q, struct wsr_err *err, int *row)
 {
 	int rc = sqlite3_step(q);
@@ -181,6 +190,8 @@ static int load_lanes(struct store *st, sqlite3 *db, const char *sql, struct sto
 			goto out;
 		if (!row)
 			break;
+		if ((st->spans & 0xffff) == 0 && cancelled(st, err))
+			goto out;
 		int64_t id = sqlite3_column_int64(q, 0);
 		int32_t v = is_state ? (int32_t)state_code(sqlite3_column_text(q, 1))
 				     : (int32_t)sqlite3_column_int64(q, 1);
@@ -236,6 +247,7 @@ static int load_counters(struct store *st, sqlite3 *db, struct wsr_err *err)
 	sqlite3_stmt *q = NULL;
 	int ret = -1, row, have_first = 0;
 	size_t cur = 0; /* buckets below cur are final */
+	uint64_t rows = 0;
 	int32_t carry[STORE_NCOUNTERS] = {0};
 	const char *sql = "SELECT ts, idle_ps, spinning_ms, runnable_gs, global_len, running_gs "
 			  "FROM counters ORDER BY ts";
@@ -261,6 +273,8 @@ static int load_counters(struct store *st, sqlite3 *db, struct wsr_err *err)
 		if (!row)
 			break;
 		t = sqlite3_column_int64(q, 0) - st->start_ts;
+		if ((++rows & 0xffff) == 0 && cancelled(st, err))
+			goto out;
 		for (int k = 0; k < STORE_NCOUNTERS; k++)
 			v[k] = (int32_t)sqlite3_column_int64(q, k + 1);
 		if (!have_first) {

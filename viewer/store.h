@@ -22,6 +22,7 @@
 #ifndef WSR_VIEWER_STORE_H
 #define WSR_VIEWER_STORE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -86,6 +87,8 @@ struct store {
 	struct store_cbucket *cb;
 	int32_t first[STORE_NCOUNTERS]; /* counter values at t = 0 */
 	size_t spans; /* total spans held (for the log line) */
+	/* When non-NULL and set, loaders stop with an error (relaxed loads: a hint). */
+	atomic_int *cancel;
 };
 
 /* Reads the trace bounds and gomaxprocs (fast). */
