@@ -6,7 +6,8 @@
 // from window.__wsr.firstPaintMs), cold (page opened as soon as the URL is
 // printed) and warm (server indexed); and the zoom time (a single wheel event to
 // the redraw with the new window's data, window.__wsr.lastZoomMs) at several
-// depths. Writes a screenshot.
+// depths. Writes two screenshots: the whole trace (SHOT-full.png) and the
+// last zoom (SHOT).
 // usage: node measure-viewer.mjs BUILD_DIR DB SCREENSHOT.png
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -67,6 +68,7 @@ for (let i = 0; i < 3; i++) {
   paints.push(await page.evaluate(() => window.__wsr.firstPaintMs));
 }
 await page.waitForSelector('body[data-ready="1"]', { timeout: 120000 });
+await page.screenshot({ path: shot.replace(/\.png$/, '-full.png'), fullPage: true });
 const box = await page.$eval('#timeline', (c) => { const r = c.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width }; });
 await page.mouse.move(box.x + 64 + (box.w - 64) * 0.37, box.y + 40);
 const zooms = [];
