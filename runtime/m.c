@@ -9,7 +9,7 @@
  *   - An M on sched.midle is parked in stopm (blocked == true) and holds no P.
  *   - mcount counts M threads that have not exited; M0 is the wsr_main thread.
  * Concurrency: midle, nmidle, mcount, mnext and allm under sched.lock.
- * Tracepoints: m_create (spin_start for a new spinning M).
+ * Tracepoints: m_create.
  */
 #include "config.h"
 
@@ -96,9 +96,6 @@ static void *mstart(void *arg)
 	mp->nextp = NULL;
 	if (pp != NULL)
 		wsr__acquirep(mp, pp);
-	if (mp->spinning)
-		WSR_TRACE(spin_start, &mp->stats, p_id(pp), mp->id,
-			  load_seq(&wsr__sched.nmspinning), 0);
 	wsr__schedule(mp);
 	wsr__lock(&wsr__sched.lock);
 	store_relaxed(&wsr__sched.mcount, load_relaxed(&wsr__sched.mcount) - 1);
@@ -107,24 +104,11 @@ static void *mstart(void *arg)
 	return NULL;
 }
 
-int32_t wsr__newm(struct wsr_m *creator, struct wsr_p *pp, bool spinning)
+void wsr__newm_start(struct wsr_m *creator, struct wsr_m *mp)
 {
 	pthread_attr_t attr;
-	struct wsr_m *mp;
 	int rc;
 
-	wsr__lock(&wsr__sched.lock);
-	/* After the main G returned, no new thread: wsr__join_ms must see every
-	 * M in allm (exiting is set before it scans, under this lock). */
-	if (load_seq(&wsr__sched.exiting)) {
-		wsr__unlock(&wsr__sched.lock);
-		return -1;
-	}
-	mp = wsr__allocm();
-	wsr__unlock(&wsr__sched.lock);
-	mp->nextp = pp;
-	mp->spinning = spinning;
-	mp->wakeby = m_id(creator);
 	WSR_TRACE(m_create, wsr__stats_of(creator), p_id(creator != NULL ? creator->p : NULL),
 		  m_id(creator), mp->id);
 	pthread_attr_init(&attr);
@@ -135,7 +119,6 @@ int32_t wsr__newm(struct wsr_m *creator, struct wsr_p *pp, bool spinning)
 		errno = rc;
 		wsr__throw("newm: pthread_create failed");
 	}
-	return mp->id;
 }
 
 void wsr__join_ms(void)

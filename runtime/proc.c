@@ -193,52 +193,74 @@ static struct wsr_p *pidlegetspinning(struct wsr_m *mp)
 
 /* ---- waking and parking Ms ---- */
 
-/* Gives pp (or an idle P when NULL) to an idle or new M. Returns the M's id,
- * or -1 if there was no P. With spinning, the caller already counted the M in
- * nmspinning; the count is undone when no P can be had. */
-static int32_t startm(struct wsr_m *caller, struct wsr_p *pp, bool spinning)
+/* Caller holds sched.lock, which this releases. Gives pp to an idle M, or
+ * to a new M when none is idle. With spinning, the caller counted that M in
+ * nmspinning under this same lock hold, and spin_start is emitted here, on
+ * the M's behalf, so the event sits where the counter changed (schedtrace
+ * snapshots, taken under the lock, then agree with the trace). Returns the
+ * M's id, or -1 when the runtime is exiting (the P and the count go back). */
+static int32_t startm_locked(struct wsr_m *caller, struct wsr_p *pp, bool spinning)
 {
 	struct wsr_m *nmp;
-	int32_t id;
+	bool fresh = false;
 
+	wsr__assert_lock_held(&wsr__sched.lock);
+	nmp = wsr__mget();
+	if (nmp == NULL) {
+		if (load_seq(&wsr__sched.exiting)) {
+			/* No new thread after the main G returned (see wsr__join_ms). */
+			wsr__pidleput(caller, pp);
+			if (spinning && xadd_seq(&wsr__sched.nmspinning, -1) <= 0)
+				wsr__throw("startm: negative nmspinning");
+			wsr__unlock(&wsr__sched.lock);
+			return -1;
+		}
+		nmp = wsr__allocm();
+		fresh = true;
+	}
+	WSR_ASSERT(!nmp->spinning && nmp->nextp == NULL);
+	nmp->spinning = spinning;
+	nmp->nextp = pp;
+	nmp->wakeby = m_id(caller);
+	if (spinning)
+		WSR_TRACE(spin_start, wsr__stats_of(caller), pp->id, nmp->id,
+			  load_seq(&wsr__sched.nmspinning), 0);
+	wsr__unlock(&wsr__sched.lock);
+	if (fresh) {
+		wsr__newm_start(caller, nmp);
+	} else {
+		WSR_CHAOS(caller != NULL ? caller : nmp, CHAOS_UNPARK);
+		wsr__notewakeup(&nmp->park);
+	}
+	return nmp->id;
+}
+
+int32_t wsr__startm(struct wsr_m *caller, struct wsr_p *pp)
+{
 	wsr__lock(&wsr__sched.lock);
 	if (pp == NULL) {
 		pp = wsr__pidleget(caller);
 		if (pp == NULL) {
 			wsr__unlock(&wsr__sched.lock);
-			if (spinning && xadd_seq(&wsr__sched.nmspinning, -1) <= 0)
-				wsr__throw("startm: negative nmspinning");
 			return -1;
 		}
 	}
-	nmp = wsr__mget();
-	if (nmp == NULL) {
-		wsr__unlock(&wsr__sched.lock);
-		id = wsr__newm(caller, pp, spinning);
-		if (id < 0) {
-			/* Exiting: no new thread; the P goes back. */
-			wsr__lock(&wsr__sched.lock);
-			wsr__pidleput(caller, pp);
-			wsr__unlock(&wsr__sched.lock);
-			if (spinning && xadd_seq(&wsr__sched.nmspinning, -1) <= 0)
-				wsr__throw("startm: negative nmspinning");
-		}
-		return id;
-	}
-	id = nmp->id;
-	wsr__unlock(&wsr__sched.lock);
-	WSR_ASSERT(!nmp->spinning && nmp->nextp == NULL);
-	nmp->spinning = spinning;
-	nmp->nextp = pp;
-	nmp->wakeby = m_id(caller);
-	WSR_CHAOS(caller != NULL ? caller : nmp, CHAOS_UNPARK);
-	wsr__notewakeup(&nmp->park);
-	return id;
+	return startm_locked(caller, pp, false);
 }
 
-int32_t wsr__startm(struct wsr_m *caller, struct wsr_p *pp, bool spinning)
+int32_t wsr__startm_spinning(struct wsr_m *caller, struct wsr_p *pp)
 {
-	return startm(caller, pp, spinning);
+	int32_t zero = 0;
+
+	wsr__lock(&wsr__sched.lock);
+	/* Only when nobody spins; counted under the lock (see startm_locked). */
+	if (!cas_seq(&wsr__sched.nmspinning, &zero, 1)) {
+		wsr__unlock(&wsr__sched.lock);
+		return -2;
+	}
+	store_seq(&wsr__sched.needspinning, 0);
+	note_spinning(1);
+	return startm_locked(caller, pp, true);
 }
 
 void wsr__wakep(struct wsr_m *mp)
@@ -248,21 +270,23 @@ void wsr__wakep(struct wsr_m *mp)
 
 	/* Be conservative: only start a spinner when none exists. seq_cst: pairs
 	 * with the decrement in dropspinning (the Dekker pair). */
-	if (load_seq(&wsr__sched.nmspinning) != 0 ||
-	    !cas_seq(&wsr__sched.nmspinning, &zero, 1))
+	if (load_seq(&wsr__sched.nmspinning) != 0)
 		return;
 	wsr__lock(&wsr__sched.lock);
-	pp = pidlegetspinning(mp);
-	if (pp == NULL) {
-		if (xadd_seq(&wsr__sched.nmspinning, -1) <= 0)
-			wsr__throw("wakep: negative nmspinning");
+	if (wsr__sched.pidle == NULL) {
+		/* Work we cannot start: make the next M about to drop its P spin
+		 * instead (the delicate dance, Go issue 45867's lineage). */
+		store_seq(&wsr__sched.needspinning, 1);
 		wsr__unlock(&wsr__sched.lock);
 		return;
 	}
-	wsr__unlock(&wsr__sched.lock);
-	/* The count taken above now stands for the M startm wakes. */
+	if (!cas_seq(&wsr__sched.nmspinning, &zero, 1)) {
+		wsr__unlock(&wsr__sched.lock);
+		return;
+	}
 	note_spinning(1);
-	startm(mp, pp, true);
+	pp = wsr__pidleget(mp);
+	startm_locked(mp, pp, true);
 }
 
 /* Parks mp until startm hands it a P (or the runtime exits). */
@@ -293,9 +317,7 @@ static void stopm(struct wsr_m *mp)
 		  mp->wakeby);
 	if (pp != NULL)
 		wsr__acquirep(mp, pp);
-	if (mp->spinning)
-		WSR_TRACE(spin_start, &mp->stats, p_id(pp), mp->id,
-			  load_seq(&wsr__sched.nmspinning), 0);
+	/* A spinning wakeup's spin_start was emitted by the waker (startm_locked). */
 }
 
 /* Wakes every parked M and the poller so they see sched.exiting. */
@@ -526,7 +548,7 @@ void wsr__injectglist(struct wsr_m *mp, struct wsr_g *list)
 		n++;
 	}
 	for (i = 0; i < n && load_seq(&wsr__sched.npidle) > 0; i++)
-		if (startm(mp, NULL, false) == -1)
+		if (wsr__startm(mp, NULL) == -1)
 			break;
 }
 
@@ -801,6 +823,13 @@ void wsr__schedule(struct wsr_m *mp)
 			continue;
 		}
 		pp = mp->p;
+		/* Timers first, as Go's findRunnable does on every schedule: Gs that
+		 * keep yielding must not starve a sleeper whose time has come. */
+		{
+			bool ran;
+
+			wsr__checktimers(mp, pp, 0, &ran);
+		}
 		/* Fairness: check the global queue every globalcheck ticks. */
 		if (load_relaxed(&pp->schedtick) % (uint32_t)wsr__sched.globalcheck == 0 &&
 		    load_relaxed(&wsr__sched.runqsize) > 0) {

@@ -43,7 +43,8 @@ void wsr__preempt_check(void);
 void wsr__checkdead(void);
 
 /* m.c: threads. */
-int32_t wsr__newm(struct wsr_m *creator, struct wsr_p *pp, bool spinning);
+/* Starts the thread of mp, allocated (nextp, spinning set) under sched.lock. */
+void wsr__newm_start(struct wsr_m *creator, struct wsr_m *mp);
 struct wsr_m *wsr__mget(void);		  /* caller holds sched.lock */
 void wsr__mput(struct wsr_m *mp);	  /* caller holds sched.lock */
 struct wsr_m *wsr__allocm(void);	  /* caller holds sched.lock */
@@ -52,7 +53,11 @@ void wsr__mexit_cleanup(struct wsr_m *mp); /* on the thread: undo minit */
 void wsr__join_ms(void);		  /* wsr_main teardown */
 bool wsr__ms_leaked(void);		  /* an M did not stop at teardown */
 void wsr__freems(void);
-int32_t wsr__startm(struct wsr_m *caller, struct wsr_p *pp, bool spinning);
+/* Gives pp (an idle P when NULL) to an idle or new M; -1 if none could be had. */
+int32_t wsr__startm(struct wsr_m *caller, struct wsr_p *pp);
+/* Same, spinning, only if no M spins (nmspinning 0 -> 1 under sched.lock);
+ * -2 (pp untouched) when an M already spins. */
+int32_t wsr__startm_spinning(struct wsr_m *caller, struct wsr_p *pp);
 void wsr__goexit(void) __attribute__((noreturn));
 
 /* p.c: Ps and the idle list. */
@@ -89,7 +94,8 @@ void wsr__steal_order_init(int32_t nprocs);
 void wsr__steal_order_free(void);
 
 /* time.c: per-P timer heaps. */
-/* Runs pp's expired timers (owner); returns the next deadline or 0. */
+/* Runs pp's expired timers (owner); returns the next deadline or 0. now == 0:
+ * read the clock only if pp has a timer (the cheap check of every schedule). */
 int64_t wsr__checktimers(struct wsr_m *mp, struct wsr_p *pp, int64_t now, bool *ran);
 /* Earliest deadline over every P, 0 if none (may run without a P). */
 int64_t wsr__timers_next(void);

@@ -117,16 +117,15 @@ void *wsr_blocking(void *(*fn)(void *), void *arg)
 /* Sysmon: pp (no longer owned) needs an M or goes idle (Go: handoffp). */
 static int32_t handoffp(struct wsr_p *pp)
 {
-	int32_t zero = 0;
-
 	if (!wsr__runqempty(pp) || load_relaxed(&wsr__sched.runqsize) != 0 ||
 	    load_relaxed(&pp->timer0when) != 0)
-		return wsr__startm(NULL, pp, false);
+		return wsr__startm(NULL, pp);
 	/* No local work: help only if nobody spins and no P is idle. */
-	if (load_seq(&wsr__sched.nmspinning) + load_seq(&wsr__sched.npidle) == 0 &&
-	    cas_seq(&wsr__sched.nmspinning, &zero, 1)) {
-		store_seq(&wsr__sched.needspinning, 0);
-		return wsr__startm(NULL, pp, true);
+	if (load_seq(&wsr__sched.nmspinning) + load_seq(&wsr__sched.npidle) == 0) {
+		int32_t id = wsr__startm_spinning(NULL, pp);
+
+		if (id != -2)
+			return id;
 	}
 	wsr__lock(&wsr__sched.lock);
 	wsr__pidleput(NULL, pp);

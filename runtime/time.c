@@ -109,7 +109,11 @@ int64_t wsr__checktimers(struct wsr_m *mp, struct wsr_p *pp, int64_t now, bool *
 
 	*ran = false;
 	next0 = load_seq(&pp->timer0when);
-	if (next0 == 0 || next0 > now)
+	if (next0 == 0)
+		return 0;
+	if (now == 0)
+		now = wsr__nanotime();
+	if (next0 > now)
 		return next0;
 	wsr__lock(&pp->timerlock);
 	while (pp->ntimers > 0 && pp->timers[0]->when <= now) {

@@ -11,15 +11,19 @@ cd "$here"
 mode=${1:-}
 
 # Packages the build, the tests and the benchmarks need; only missing ones are installed.
-packages=(meson ninja-build pkg-config gcc clang clang-tools libclang-rt-14-dev
+packages=(meson ninja-build pkg-config gcc g++ clang clang-tools libclang-rt-14-dev libomp-14-dev
   liblttng-ust-dev lttng-tools babeltrace2 libbabeltrace2-dev libsqlite3-dev sqlite3
-  libmicrohttpd-dev valgrind spin golang-go python3 nodejs npm chromium)
+  libmicrohttpd-dev valgrind spin golang-go python3 chromium)
 
 install_missing() {
   local missing=()
   for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
+  # Node.js may come from elsewhere than Debian (with its own npm, which
+  # conflicts with Debian's npm package): only install it when it is absent.
+  command -v node >/dev/null 2>&1 || missing+=(nodejs)
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
   if [ ${#missing[@]} -gt 0 ]; then
     echo "setup: installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
