@@ -45,12 +45,12 @@ FULL = {
     'sleep_timers': ['10000', '20', '1000000'],
 }
 QUICK = {
-    'spawn_tree': ['24'],
+    'spawn_tree': ['22'],
     'spawn_flat': ['200000', '3'],
-    'pingpong': ['1000000'],
-    'skewed': ['40000', '512', '4'],
-    'sieve': ['1000'],
-    'yield': ['200000', '10'],
+    'pingpong': ['600000'],
+    'skewed': ['20000', '512', '4'],
+    'sieve': ['800'],
+    'yield': ['200000', '5'],
     'sleep_timers': ['2000', '10', '1000000'],
 }
 PROCS_ENV = {'wsr': 'WSRMAXPROCS', 'go': 'GOMAXPROCS', 'omp': 'OMP_NUM_THREADS'}
