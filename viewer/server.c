@@ -18,16 +18,19 @@
  *     allocation yields MHD_NO (libmicrohttpd then closes the connection).
  * Concurrency: libmicrohttpd's internal thread pool (SERVER_THREADS) calls
  *   handle() concurrently; api.c locks each SQLite connection and reads the
- *   immutable store without locks; sv is read-only once started.
+ *   immutable store without locks; sv is complete before the first worker
+ *   starts (server_start() binds the socket itself) and read-only afterwards.
  */
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
 
@@ -131,10 +134,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return reply(c, MHD_HTTP_OK, a->mime, (void *)a->data, a->len, MHD_RESPMEM_PERSISTENT);
 }
 
+/*
+ * The listening socket is made here, not by libmicrohttpd, so that the port
+ * (and so the one accepted Host) is known before any worker thread runs:
+ * handle() then reads sv->host without a lock.
+ */
 int server_start(struct server *sv, struct api *api, uint16_t port, struct wsr_err *err)
 {
 	struct sockaddr_in sa;
-	const union MHD_DaemonInfo *info;
+	socklen_t len = sizeof(sa);
+	int fd = -1, one = 1;
 
 	memset(sv, 0, sizeof(*sv));
 	sv->api = api;
@@ -142,24 +151,36 @@ int server_start(struct server *sv, struct api *api, uint16_t port, struct wsr_e
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons(port);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sv->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, port, NULL,
-				      NULL, handle, sv, MHD_OPTION_SOCK_ADDR, &sa,
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		err_push(err, "socket: %s", strerror(errno));
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
+		err_push(err, "cannot listen on 127.0.0.1:%u: %s", (unsigned)port, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (getsockname(fd, (struct sockaddr *)&sa, &len) < 0 || ntohs(sa.sin_port) == 0) {
+		err_push(err, "cannot read back the listening port: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	sv->port = ntohs(sa.sin_port);
+	snprintf(sv->host, sizeof(sv->host), "127.0.0.1:%u", (unsigned)sv->port);
+	/* libmicrohttpd owns fd from here: MHD_stop_daemon() closes it. */
+	sv->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL,
+				      NULL, handle, sv, MHD_OPTION_LISTEN_SOCKET, fd,
 				      MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)SERVER_THREADS,
 				      MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64,
 				      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)60,
 				      MHD_OPTION_END);
 	if (sv->daemon == NULL) {
-		err_push(err, "cannot listen on 127.0.0.1:%u (port in use?)", (unsigned)port);
+		err_push(err, "cannot start the HTTP server on 127.0.0.1:%u", (unsigned)sv->port);
+		close(fd);
 		return -1;
 	}
-	info = MHD_get_daemon_info(sv->daemon, MHD_DAEMON_INFO_BIND_PORT);
-	if (info == NULL || info->port == 0) {
-		err_push(err, "cannot read back the listening port");
-		server_stop(sv);
-		return -1;
-	}
-	sv->port = info->port;
-	snprintf(sv->host, sizeof(sv->host), "127.0.0.1:%u", (unsigned)sv->port);
 	return 0;
 }
 

@@ -3,7 +3,8 @@
  *
  * Invariants:
  *   - Bound to 127.0.0.1 only; port 0 asks the kernel for a free port and
- *     server_start() reads the bound port back.
+ *     server_start() reads the bound port back (getsockname) before the
+ *     server threads start.
  *   - Every request whose Host header is not exactly "127.0.0.1:PORT" is
  *     refused with 421 (a DNS-rebinding page would send its own host name).
  *   - Only GET and HEAD; only the embedded assets and /api/NAME answers;
