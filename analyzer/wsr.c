@@ -4,6 +4,8 @@
  * Invariants:
  *   - `wsr view` is not linked in: it execs `wsr-view` found next to this
  *     executable (git-style), so the front end never depends on the viewer.
+ *     So are `wsr report --format html` and `wsr export --perfetto`: wsr-view
+ *     reads the subcommand from its argv[0] ("report", "export").
  *   - Exit codes: 0 success, 1 failure, 2 usage error.
  * Concurrency: single-threaded.
  */
@@ -27,7 +29,7 @@ static const struct subcommand subcommands[] = {
 	{"run", cmd_run, "run [--out DIR] [--lossless] [--subbuf-size SIZE] -- PROGRAM ARGS"},
 	{"ingest", cmd_ingest, "ingest TRACE_DIR [-o trace.db] [--force]"},
 	{"report", cmd_report,
-	 "report trace.db [--interval 10ms] [--detail] [--format text|md|json|junit] "
+	 "report trace.db [--interval 10ms] [--detail] [--format text|md|json|junit|html] "
 	 "[--steal-graph dot]"},
 	{"check", cmd_check, "check trace.db --fail-if 'METRIC OP VALUE' ..."},
 	{"diff", cmd_diff, "diff base.db new.db"},
@@ -38,7 +40,9 @@ static void usage(FILE *f)
 	fprintf(f, "usage: wsr SUBCOMMAND [ARGS]\n\nsubcommands:\n");
 	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
 		fprintf(f, "  wsr %s\n", subcommands[i].usage);
-	fprintf(f, "  wsr view trace.db [--port N]\n  wsr --version\n");
+	fprintf(f, "  wsr report --format html [-o report.html] trace.db\n"
+		   "  wsr export --perfetto trace.db -o trace.perfetto-trace\n"
+		   "  wsr view trace.db [--port N]\n  wsr --version\n");
 }
 
 /* Runs wsr-NAME from the directory of this executable, then from PATH. */
@@ -79,6 +83,14 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("wsr %s\n", WSR_VERSION);
 		return 0;
+	}
+	/* HTML reports and Perfetto exports are the viewer's (wsr-view, git-style). */
+	if (strcmp(argv[1], "export") == 0)
+		return exec_sibling("view", argv + 1);
+	if (strcmp(argv[1], "report") == 0) {
+		for (int i = 2; i + 1 < argc; i++)
+			if (strcmp(argv[i], "--format") == 0 && strcmp(argv[i + 1], "html") == 0)
+				return exec_sibling("view", argv + 1);
 	}
 	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
 		if (strcmp(argv[1], subcommands[i].name) == 0)
