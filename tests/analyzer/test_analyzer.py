@@ -20,6 +20,7 @@
 #
 # Invariants: every temporary file lives under one TemporaryDirectory;
 #   no assertion depends on wall-clock time.
+import bisect
 import json
 import os
 import shutil
@@ -137,7 +138,29 @@ def check_tiling(db):
     ok(over == 0, 'at most gomaxprocs Gs run and Ps idle at once', over)
 
 
-def check_schedtrace(db, exact_share, ctx):
+def _series_values(series, t0, t1):
+    """Values a step function [(ts, v), ...] takes on [t0, t1]."""
+    i = bisect.bisect_right(series, (t0, float('inf'))) - 1
+    vals = {series[i][1] if i >= 0 else 0}
+    j = max(i + 1, 0)
+    while j < len(series) and series[j][0] <= t1:
+        vals.add(series[j][1])
+        j += 1
+    return vals
+
+
+def check_schedtrace(db, exact_share, ctx, window_ns=0, loose=()):
+    """Compares the runtime's schedtrace events with the reconstruction.
+
+    With window_ns = 0 the comparison is at the event's timestamp only (the
+    sim-emitter is exact). For a real runtime the counters are read racily
+    before the event is emitted (after the SCHED line is printed), and a
+    state change can precede its own event when the emitting thread is
+    descheduled in between; so a snapshot also matches when the runtime's
+    value is one the reconstruction takes within window_ns of the event.
+    Fields in `loose` are only required to be within 1 everywhere (see
+    docs/schema.md, "Cross-checking with the runtime").
+    """
     rows = db.execute('SELECT ts, rt_gomaxprocs, gomaxprocs, rt_threads, threads, rt_idleprocs, '
                       'idleprocs, rt_spinningthreads, spinningthreads, rt_runqueue, runqueue, '
                       'rt_runq, runq FROM schedtrace_check').fetchall()
@@ -147,19 +170,40 @@ def check_schedtrace(db, exact_share, ctx):
     ok(all(r[1] == r[2] for r in rows), '%s: gomaxprocs exact in every snapshot' % ctx)
     bad = [(r[0], r[3], r[4]) for r in rows if r[3] != r[4]]
     ok(not bad, '%s: threads exact in every snapshot' % ctx, bad[:5])
-    fields = {'idleprocs': (5, 6), 'spinningthreads': (7, 8), 'runqueue': (9, 10)}
-    series = {k: [(r[a], r[b]) for r in rows] for k, (a, b) in fields.items()}
+    steps = {}
+    cols = {'idleprocs': 'idle_ps', 'spinningthreads': 'spinning_ms', 'runqueue': 'global_len'}
+    for k, c in cols.items():
+        steps[k] = db.execute('SELECT ts, %s FROM counters ORDER BY ts' % c).fetchall()
     np_ = rows[0][1]
     for p in range(np_):
-        series['runq[P%d]' % p] = [(json.loads(r[11])[p], json.loads(r[12])[p]) for r in rows]
-    for k, pairs in series.items():
-        exact = sum(1 for a, b in pairs if a == b)
-        far = [(a, b) for a, b in pairs if abs(a - b) > 1]
-        share = exact / len(pairs)
+        steps['runq[P%d]' % p] = db.execute('SELECT ts, runq FROM p_counters WHERE p = ? '
+                                            'ORDER BY ts', (p,)).fetchall()
+    fields = {'idleprocs': (5, 6), 'spinningthreads': (7, 8), 'runqueue': (9, 10)}
+    for k in steps:
+        exact = near = 0
+        far = []
+        for r in rows:
+            if k.startswith('runq['):
+                p = int(k[6:-1])
+                rt, mine = json.loads(r[11])[p], json.loads(r[12])[p]
+            else:
+                rt, mine = r[fields[k][0]], r[fields[k][1]]
+            exact += rt == mine
+            vals = _series_values(steps[k], r[0] - window_ns, r[0] + window_ns // 4)
+            near += rt in vals
+            if min(abs(rt - v) for v in vals) > 1:
+                far.append((r[0], rt, mine))
+        n = len(rows)
+        print('# %s: %s exact at the event timestamp in %.1f%% of %d snapshots, within the '
+              '%d us window in %.1f%%' % (ctx, k, 100.0 * exact / n, n, window_ns // 1000,
+                                            100.0 * near / n))
+        if k in loose:
+            ok(not far, '%s: %s within 1 in every snapshot' % (ctx, k), far[:10])
+            continue
+        share = (near if window_ns else exact) / n
         ok(share >= exact_share and not far,
            '%s: %s exact in %.1f%% of %d snapshots (>= %.0f%%), within 1 in the rest'
-           % (ctx, k, 100 * share, len(pairs), 100 * exact_share),
-           'off by more than 1: %s' % far[:10])
+           % (ctx, k, 100 * share, n, 100 * exact_share), 'off by more than 1: %s' % far[:10])
 
 
 def check_report(wsr, dbpath, tmp):
@@ -298,7 +342,7 @@ def case_example(wsr, name, exe, args, tmp):
     ok(disc == 0, 'the recording lost no event', disc)
     check_counts(db, stats, bt2_event_count(trace))
     check_tiling(db)
-    check_schedtrace(db, 0.95, name)
+    check_schedtrace(db, 0.95, name, window_ns=2000000, loose=('spinningthreads',))
     db.close()
     r = run([wsr, 'report', dbpath])
     ok(r.returncode == 0 and 'SCHED ' in r.stdout, 'wsr report on %s' % name, r.stderr)
