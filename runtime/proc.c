@@ -71,7 +71,9 @@ struct wsr_sched wsr__sched;
 uint64_t wsr__max_spinning;
 uint64_t wsr__last_stats[WSR_ST_COUNT];
 
-static __thread struct wsr_m *tls_m;
+/* initial-exec: libwsr is linked, never dlopen'ed, so the TLS access is one
+ * instruction instead of a __tls_get_addr call. */
+static __thread struct wsr_m *tls_m __attribute__((tls_model("initial-exec")));
 
 /* Never inlined and opaque to the optimiser (the asm): a G may resume on
  * another thread, so the TLS address must be recomputed at every call. */
@@ -269,8 +271,9 @@ void wsr__wakep(struct wsr_m *mp)
 	struct wsr_p *pp;
 
 	/* Be conservative: only start a spinner when none exists. seq_cst: pairs
-	 * with the decrement in dropspinning (the Dekker pair). */
-	if (load_seq(&wsr__sched.nmspinning) != 0)
+	 * with the decrement in dropspinning (the Dekker pair). With one P, the
+	 * caller's, no P can be idle and nobody can spin: nothing to do. */
+	if (wsr__sched.gomaxprocs == 1 || load_seq(&wsr__sched.nmspinning) != 0)
 		return;
 	wsr__lock(&wsr__sched.lock);
 	if (wsr__sched.pidle == NULL) {
@@ -825,7 +828,7 @@ void wsr__schedule(struct wsr_m *mp)
 		pp = mp->p;
 		/* Timers first, as Go's findRunnable does on every schedule: Gs that
 		 * keep yielding must not starve a sleeper whose time has come. */
-		{
+		if (load_relaxed(&pp->timer0when) != 0) {
 			bool ran;
 
 			wsr__checktimers(mp, pp, 0, &ran);
@@ -971,6 +974,7 @@ int wsr_main(int (*main_fn)(void *), void *arg)
 	wsr__lock_init(&wsr__sched.gflock);
 	wsr__sched.starttime = wsr__nanotime();
 	wsr__debug_init();
+	wsr__stack_boot();
 	nprocs = default_procs();
 	s = getenv("WSRMAXPROCS");
 	if (s != NULL && *s != '\0') {

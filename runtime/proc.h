@@ -86,6 +86,7 @@ void wsr__stack_overflow_fini(struct wsr_m *mp);
 /* The address a fresh G's stack starts from (its top, below a small header). */
 void *wsr__stack_top(struct wsr_g *gp);
 void wsr__stackpool_free(void);
+void wsr__stack_boot(void); /* wsr_main start */
 size_t wsr__page_size(void);
 
 /* steal.c: stealWork. */

@@ -47,7 +47,8 @@ static int npool;
 static size_t poolsize; /* size of the stacks in pool; under poollock */
 static struct sigaction old_segv, old_bus;
 static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
-static _Atomic size_t default_size;
+static _Atomic size_t default_size; /* 0: not decided yet (see cur_size) */
+static _Atomic int size_from_api;   /* wsr_set_stack_size was called */
 
 size_t wsr__page_size(void)
 {
@@ -83,6 +84,7 @@ size_t wsr_set_stack_size(size_t bytes)
 		if (bytes < 16 * 1024)
 			bytes = 16 * 1024;
 		store_relaxed(&default_size, round_pages(bytes));
+		store_relaxed(&size_from_api, 1);
 	}
 	return old;
 }
@@ -91,8 +93,12 @@ static size_t cur_size(void)
 {
 	size_t s = load_relaxed(&default_size);
 
-	return s != 0 ? s : round_pages(wsr__sched.stacksize != 0 ? wsr__sched.stacksize
-								  : 256 * 1024);
+	if (__builtin_expect(s == 0, 0)) {
+		/* First use: WSRDEBUG=stacksize or the default, in whole pages. */
+		s = round_pages(wsr__sched.stacksize != 0 ? wsr__sched.stacksize : 256 * 1024);
+		store_relaxed(&default_size, s);
+	}
+	return s;
 }
 
 static void *stack_map(size_t size)
@@ -194,6 +200,14 @@ void wsr__stackcache_flush(struct wsr_p *pp)
 {
 	while (pp->nstackcache > 0)
 		stack_unmap_sized(pp->stackcache[--pp->nstackcache], pp->stackcache_size);
+}
+
+void wsr__stack_boot(void)
+{
+	/* A new wsr_main run reads WSRDEBUG=stacksize again, unless the program
+	 * chose a size through the API. */
+	if (!load_relaxed(&size_from_api))
+		store_relaxed(&default_size, 0);
 }
 
 void wsr__stackpool_free(void)
