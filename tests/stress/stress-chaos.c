@@ -132,7 +132,7 @@ static int storm_main(void *arg)
 	for (k = 0; k < npairs; k++) {
 		pairs[k].a = wsr_chan_make(sizeof(long), 0);
 		pairs[k].b = wsr_chan_make(sizeof(long), (size_t)k);
-		pairs[k].n = 2000 * scale;
+		pairs[k].n = 10000 * scale;
 		wsr_go(pinger, &pairs[k]);
 		wsr_go(ponger, &pairs[k]);
 	}
@@ -143,7 +143,7 @@ static int storm_main(void *arg)
 	}
 	/* Park/unpark storm: the only G sleeps (every M idles), then wakes a
 	 * burst of Gs, over and over. */
-	for (i = 0; i < 300 * scale; i++) {
+	for (i = 0; i < 1000 * scale; i++) {
 		int p = wsr_gomaxprocs(), j;
 
 		wsr_sleep_ns(3000);
@@ -165,7 +165,7 @@ static void run(int procs)
 	uint64_t want = 0;
 
 	scale = wsrtest_scale();
-	n = 20000 * scale;
+	n = 100000 * scale;
 	stormindex = n;
 	stormruns = 0;
 	seen = calloc((size_t)n, 1);
@@ -182,8 +182,8 @@ static void run(int procs)
 			wsrtest_fail(__FILE__, __LINE__, "G %ld ran %d times", i, seen[i]);
 		want += (uint64_t)i;
 	}
-	ASSERT_EQ(stormruns, 300 * scale * procs);
-	want += (uint64_t)n * 300 * (uint64_t)scale * (uint64_t)procs;
+	ASSERT_EQ(stormruns, 1000 * scale * procs);
+	want += (uint64_t)n * 1000 * (uint64_t)scale * (uint64_t)procs;
 	ASSERT_EQ(sum, want);
 	ASSERT_LE(wsr__max_spinning, (uint64_t)((procs + 1) / 2));
 	ASSERT_EQ(wsr__last_stats[WSR_ST_spin_start], wsr__last_stats[WSR_ST_spin_stop]);
