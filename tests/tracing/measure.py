@@ -11,6 +11,8 @@
 #   no-session  the traced build, with a session daemon but no session
 #   default     under `wsr run --no-ingest` (discard mode, 4 MiB x 8)
 #   lossless    under `wsr run --no-ingest --lossless`
+# disabled and no-session runs are redone if an LTTng session (someone else's,
+# tracking every process) existed before or after them.
 # Wall time is the program's own (from fork to exit; for wsr run, the
 # "exited ... after" line, which excludes session set-up and read-back).
 # Reports median and minimum per mode, the no-session cost against disabled
@@ -42,6 +44,25 @@ def timed(argv, env):
     if p.returncode != 0:
         raise RuntimeError('%s failed (%d): %s' % (argv, p.returncode, err[-500:]))
     return t1 - t0, ru.ru_utime + ru.ru_stime, err
+
+
+def sessions_exist():
+    out = subprocess.run(['lttng', 'list'], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         text=True).stdout
+    return 'Available recording sessions' in out
+
+
+def timed_quiet(argv, env, tries=20):
+    """timed() with no LTTng session before or after; a run that may have been
+    traced by someone else's session (one tracking every process) is redone."""
+    for _ in range(tries):
+        if sessions_exist():
+            time.sleep(0.5)
+            continue
+        res = timed(argv, env)
+        if not sessions_exist():
+            return res
+    raise RuntimeError('LTTng sessions kept appearing; cannot measure the no-session cost')
 
 
 def main(argv):
@@ -87,7 +108,8 @@ def main(argv):
             for r in range(max(reps, cost_reps)):
                 for mode, build in (('disabled', notrace), ('no-session', trace)):
                     if r < cost_reps:
-                        w, c, _ = timed([os.path.join(build, 'examples', name)] + wargs, env)
+                        w, c, _ = timed_quiet([os.path.join(build, 'examples', name)] + wargs,
+                                              env)
                         times[mode].append(w)
                         cpu[mode].append(c)
                 if r >= reps:
