@@ -124,7 +124,26 @@ static struct pollfd_desc *pd_get(int fd)
 	return &page[fd % PD_PAGE];
 }
 
-/* Makes fd non-blocking and registers it; -1 with errno on failure. */
+/*
+ * errno from a G. A G may resume on another thread after any park or
+ * preemption point, and __errno_location() is declared const, so the
+ * compiler may compute errno's (thread-local) address once per function and
+ * reuse it on the wrong thread (DESIGN.md). These never-inlined accessors,
+ * opaque to the optimiser (the asm), look it up afresh at every use.
+ */
+static __attribute__((noinline)) int errno_get(void)
+{
+	__asm__ volatile("" ::: "memory");
+	return errno;
+}
+
+static __attribute__((noinline)) void errno_set(int e)
+{
+	__asm__ volatile("" ::: "memory");
+	errno = e;
+}
+
+/* Makes fd non-blocking and registers it; -1 with errno set on failure. */
 static int pd_prepare(int fd, struct pollfd_desc *pd)
 {
 	struct epoll_event ev;
@@ -142,7 +161,7 @@ static int pd_prepare(int fd, struct pollfd_desc *pd)
 	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 	ev.data.fd = fd;
-	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0 && errno != EEXIST)
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0 && errno_get() != EEXIST)
 		return -1;
 	return 0;
 }
@@ -271,7 +290,7 @@ ssize_t wsr_read(int fd, void *buf, size_t n)
 
 	io_enter("wsr_read: called outside a G");
 	if (pd == NULL) {
-		errno = EBADF;
+		errno_set(EBADF);
 		return -1;
 	}
 	if (pd_prepare(fd, pd) != 0)
@@ -279,14 +298,14 @@ ssize_t wsr_read(int fd, void *buf, size_t n)
 	for (;;) {
 		ssize_t r = read(fd, buf, n);
 
-		if (r >= 0 || (errno != EAGAIN && errno != EINTR)) {
-			int e = errno;
+		if (r >= 0 || (errno_get() != EAGAIN && errno_get() != EINTR)) {
+			int e = errno_get();
 
 			wsr__preempt_check();
-			errno = e;
+			errno_set(e);
 			return r;
 		}
-		if (errno == EAGAIN)
+		if (errno_get() == EAGAIN)
 			pd_wait(&pd->rg);
 	}
 }
@@ -298,7 +317,7 @@ ssize_t wsr_write(int fd, const void *buf, size_t n)
 
 	io_enter("wsr_write: called outside a G");
 	if (pd == NULL) {
-		errno = EBADF;
+		errno_set(EBADF);
 		return -1;
 	}
 	if (pd_prepare(fd, pd) != 0)
@@ -311,9 +330,9 @@ ssize_t wsr_write(int fd, const void *buf, size_t n)
 			done += (size_t)r;
 			continue;
 		}
-		if (errno == EINTR)
+		if (errno_get() == EINTR)
 			continue;
-		if (errno != EAGAIN)
+		if (errno_get() != EAGAIN)
 			return done > 0 ? (ssize_t)done : -1;
 		pd_wait(&pd->wg);
 	}
@@ -327,7 +346,7 @@ int wsr_accept(int fd, struct sockaddr *sa, socklen_t *len)
 
 	io_enter("wsr_accept: called outside a G");
 	if (pd == NULL) {
-		errno = EBADF;
+		errno_set(EBADF);
 		return -1;
 	}
 	if (pd_prepare(fd, pd) != 0)
@@ -347,9 +366,9 @@ int wsr_accept(int fd, struct sockaddr *sa, socklen_t *len)
 			wsr__preempt_check();
 			return c;
 		}
-		if (errno == EINTR || errno == ECONNABORTED)
+		if (errno_get() == EINTR || errno_get() == ECONNABORTED)
 			continue;
-		if (errno != EAGAIN)
+		if (errno_get() != EAGAIN)
 			return -1;
 		pd_wait(&pd->rg);
 	}
@@ -363,7 +382,7 @@ int wsr_connect(int fd, const struct sockaddr *sa, socklen_t len)
 
 	io_enter("wsr_connect: called outside a G");
 	if (pd == NULL) {
-		errno = EBADF;
+		errno_set(EBADF);
 		return -1;
 	}
 	store_seq(&pd->rg, 0);
@@ -373,7 +392,7 @@ int wsr_connect(int fd, const struct sockaddr *sa, socklen_t len)
 		return -1;
 	if (connect(fd, sa, len) == 0)
 		return 0;
-	if (errno != EINPROGRESS && errno != EINTR)
+	if (errno_get() != EINPROGRESS && errno_get() != EINTR)
 		return -1;
 	for (;;) {
 		pd_wait(&pd->wg);
@@ -382,7 +401,7 @@ int wsr_connect(int fd, const struct sockaddr *sa, socklen_t len)
 		if (err == EINPROGRESS || err == EALREADY)
 			continue;
 		if (err != 0) {
-			errno = err;
+			errno_set(err);
 			return -1;
 		}
 		wsr__preempt_check();

@@ -9,6 +9,9 @@
  *     exactly one of the two CASes wins.
  *   - On exit the G runs on its old P if it can, else on an idle P, else it
  *     is queued globally and its M parks (nothing parks holding a P).
+ *   - errno survives wsr_syscall_exit: the call's errno is read on the M
+ *     that made the call and written back on whatever M the G resumes on,
+ *     so `r = wsr_blocking(fn, arg); if (r == NULL) use(errno);` works.
  * Concurrency: p->status is the arbiter (seq_cst CAS); m->syscallwhen is
  *   written by the M and read by sysmon.
  * Tracepoints: syscall_enter, syscall_exit, retake, handoff, g_stop(syscall)
@@ -16,10 +19,27 @@
  */
 #include "config.h"
 
+#include <errno.h>
+
 #include <wsr.h>
 
 #include "proc.h"
 #include "runq.h"
+
+/* errno through never-inlined accessors opaque to the optimiser:
+ * __errno_location() is declared const, so a cached errno address could be
+ * reused after the G moved to another thread (DESIGN.md). */
+static __attribute__((noinline)) int errno_get(void)
+{
+	__asm__ volatile("" ::: "memory");
+	return errno;
+}
+
+static __attribute__((noinline)) void errno_set(int e)
+{
+	__asm__ volatile("" ::: "memory");
+	errno = e;
+}
 
 void wsr_syscall_enter(void)
 {
@@ -70,6 +90,7 @@ void wsr_syscall_exit(void)
 	struct wsr_g *gp;
 	struct wsr_p *oldp, *pp;
 	uint32_t expect = P_SYSCALL;
+	int e = errno_get(); /* the call's errno, on the M that made the call */
 
 	if (mp == NULL || mp->curg == NULL || load_relaxed(&mp->curg->status) != G_SYSCALL)
 		wsr__throw("wsr_syscall_exit: not in a call");
@@ -85,6 +106,7 @@ void wsr_syscall_exit(void)
 		store_relaxed(&gp->status, G_RUNNING);
 		WSR_TRACE(syscall_exit, &mp->stats, oldp->id, mp->id, gp->goid, 1);
 		wsr__preempt_check();
+		errno_set(e);
 		return;
 	}
 	/* Any idle P will do. */
@@ -96,12 +118,15 @@ void wsr_syscall_exit(void)
 		store_relaxed(&gp->status, G_RUNNING);
 		WSR_TRACE(syscall_exit, &mp->stats, pp->id, mp->id, gp->goid, 0);
 		wsr__preempt_check();
+		errno_set(e);
 		return;
 	}
 	WSR_TRACE(syscall_exit, &mp->stats, -1, mp->id, gp->goid, 0);
 	store_relaxed(&gp->status, G_RUNNING);
 	wsr__mcall(exitsyscall0, NULL);
+	/* Resumed, maybe on another M. */
 	wsr__preempt_check();
+	errno_set(e);
 }
 
 void *wsr_blocking(void *(*fn)(void *), void *arg)
