@@ -116,6 +116,7 @@ int main(int argc, char **argv)
 		return 1;
 	if (only != NULL) {
 		/* The child side of run_case: run one case, exit 0 if it returns. */
+		free(cases);
 		for (k = 0; k < total; k++)
 			if (strcmp(__start_wsr_tests[k].name, only) == 0) {
 				__start_wsr_tests[k].fn();

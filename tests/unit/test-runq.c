@@ -21,9 +21,28 @@
 static struct wsr_m *m0, *m1;
 static struct wsr_g *gs;
 
+/* Frees what the last fixture() built (LeakSanitizer checks every case). */
+static void fixture_free(void)
+{
+	free(wsr__sched.allp);
+	wsr__sched.allp = NULL;
+	free(m0);
+	free(m1);
+	free(gs);
+	m0 = m1 = NULL;
+	gs = NULL;
+}
+
 static void fixture(int32_t nprocs)
 {
+	static bool registered;
 	int i;
+
+	fixture_free();
+	if (!registered) {
+		atexit(fixture_free);
+		registered = true;
+	}
 
 	memset(&wsr__sched, 0, sizeof(wsr__sched));
 	wsr__lock_init(&wsr__sched.lock);
