@@ -54,7 +54,7 @@ int db_create(const char *path, sqlite3 **out, struct wsr_err *err)
 		goto out;
 	}
 	if (db_exec(db,
-		    "PRAGMA page_size = 16384; PRAGMA journal_mode = OFF; "
+		    "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; "
 		    "PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE; "
 		    "PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY;",
 		    err) < 0)
