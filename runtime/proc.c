@@ -231,7 +231,10 @@ static int32_t startm_locked(struct wsr_m *caller, struct wsr_p *pp, bool spinni
 	if (fresh) {
 		wsr__newm_start(caller, nmp);
 	} else {
-		WSR_CHAOS(caller != NULL ? caller : nmp, CHAOS_UNPARK);
+		/* Chaos draws from the caller's own PRNG (sysmon has none; nmp's
+		 * belongs to nmp, which may still be on its way into notesleep). */
+		if (caller != NULL)
+			WSR_CHAOS(caller, CHAOS_UNPARK);
 		wsr__notewakeup(&nmp->park);
 	}
 	return nmp->id;
