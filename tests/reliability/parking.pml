@@ -77,6 +77,15 @@
  *   - Along the way: nothing parks holding a P, the spinning flag or the
  *     lock; nmspinning never goes below 0 (proc.go's throws).
  *
+ * -DWSR_RUNTIME: the two places where runtime/proc.c departs from proc.go.
+ * trybecomespinning raises nmspinning by a CAS loop that re-reads npidle, so
+ * the cap 2*nmspinning < gomaxprocs - npidle is never overshot (Go: load,
+ * test, add). rejoinspinning, used on needspinning and after the delicate
+ * dance found work, refuses while nmspinning >= (gomaxprocs+1)/2 > 0: the M
+ * then goes on without spinning (on needspinning: it releases its P and
+ * parks without a re-check), counting on the spinner that is there. spin
+ * checks this variant as exhaustively as Go's.
+ *
  * -DBROKEN: the spinning M re-checks the queues BEFORE dropping nmspinning,
  * the order proc.go's "delicate dance" comment forbids. A G spawned between
  * the re-check and the decrement sees nmspinning != 0 and skips wakep; if
@@ -92,6 +101,16 @@
  * re-check; M0's G hogs: the child is stranded next to an idle P. Same
  * assertion. (proc.go: "the runtime has some cases of transient increments
  * of nmspinning that are decremented without further recheck".)
+ *
+ * -DTSO_TAIL: runqput publishes the tail with a plain store on x86-64 (what
+ * a C11 memory_order_release store compiles to): the store waits in the M's
+ * store buffer (sbuf[], drained by a process of its own at any time, and
+ * before the M's next locked instruction), so wakep's load of nmspinning can
+ * overtake it. spin finds the Dekker failure: the submitter reads
+ * nmspinning = 1 while the spinner decrements it and re-checks a queue that
+ * does not show the G yet. Hence runqput's tail store must be seq_cst (an
+ * XCHG on x86, as Go's atomic.StoreRel is on amd64) or wakep's first look
+ * at nmspinning a seq_cst read-modify-write.
  *
  * Run:   spin -a [-DBROKEN] parking.pml && cc -O2 -DSAFETY -o pan pan.c && ./pan
  * Sizes: spin -DPROCS=2 -DTHREADS=5 -DWORK=2 -DHOGS=1 (the defaults). THREADS
@@ -138,6 +157,29 @@ byte readied;           /* model bookkeeping: Gs made runnable (spawned or yield
 byte ran;               /* model bookkeeping: Gs taken off a queue to run */
 byte nhog;              /* model bookkeeping: Gs that never yield */
 
+#ifdef TSO_TAIL
+byte sbuf[THREADS];  /* x86-TSO: tail increments in M's store buffer, not yet visible */
+byte sbufp[THREADS]; /* the P they are for */
+
+/* The store buffer drains on its own, whenever it likes. */
+proctype drain(byte m)
+{
+end:	do
+	:: atomic {
+			sbuf[m] > 0 ->
+			runq[sbufp[m]] = runq[sbufp[m]] + sbuf[m];
+			sbuf[m] = 0;
+			sbufp[m] = 0
+		}
+	od
+}
+/* The M's own stores are visible: before a locked instruction, and (more
+ * strictly than TSO, which forwards them) before it looks at its queue. */
+# define DRAINED (sbuf[me] == 0)
+#else
+# define DRAINED true
+#endif
+
 inline sched_lock()
 {
 	atomic { schedlock == 0 -> schedlock = me + 1 }
@@ -158,6 +200,42 @@ inline become_spinning()
 	}
 	needspinning = 0
 }
+
+#ifdef WSR_RUNTIME
+/* runtime/proc.c trybecomespinning: a CAS loop, so the cap is never exceeded;
+ * npidle is re-read on every round. */
+inline try_become_spinning()
+{
+	k = nmspinning;
+	do
+	:: d_step { 2 * k >= PROCS - npidle -> k = 0 }; break /* refused */
+	:: else ->
+		if
+		:: atomic { nmspinning == k -> nmspinning = k + 1; spinning = 1; k = 0 };
+			needspinning = 0;
+			break
+		:: atomic { nmspinning != k -> k = nmspinning } /* the CAS failed */
+		fi
+	od
+}
+
+/* runtime/proc.c rejoinspinning: after the delicate dance found work, or on
+ * needspinning; refused only while someone spins and the cap is reached. */
+inline rejoin_spinning()
+{
+	k = nmspinning;
+	do
+	:: d_step { (k >= (PROCS + 1) / 2 && k > 0) -> k = 0 }; break /* refused */
+	:: else ->
+		if
+		:: atomic { nmspinning == k -> nmspinning = k + 1; spinning = 1; k = 0 };
+			needspinning = 0;
+			break
+		:: atomic { nmspinning != k -> k = nmspinning } /* the CAS failed */
+		fi
+	od
+}
+#endif
 
 /* Stop spinning; below zero is proc.go's "negative nmspinning" throw. */
 inline drop_spinning()
@@ -238,6 +316,9 @@ inline wakep()
 	if
 	:: nmspinning != 0 -> skip
 	:: else ->
+#ifdef TSO_TAIL
+		sbuf[me] == 0; /* the CAS, a locked instruction, drains the store buffer */
+#endif
 		if
 		:: atomic { nmspinning == 0 -> nmspinning = 1 }; /* CAS(0, 1) */
 			atomic {
@@ -289,6 +370,7 @@ top:	/* schedule -> findRunnable; p != NONE (pan checks every index) */
 		fi
 	}
 	/* Spin and steal, if fewer than half of the busy Ps have a spinner. */
+#ifndef WSR_RUNTIME
 	k = nmspinning;
 	if
 	:: d_step { (spinning || 2 * k < PROCS - npidle) -> k = 0; i = (p + 1) % PROCS };
@@ -296,6 +378,14 @@ top:	/* schedule -> findRunnable; p != NONE (pan checks every index) */
 		:: !spinning -> become_spinning()
 		:: else
 		fi;
+#else
+	if
+	:: !spinning -> try_become_spinning()
+	:: else
+	fi;
+	if
+	:: d_step { spinning -> i = (p + 1) % PROCS };
+#endif
 		do
 		:: i == p -> break
 		:: else ->
@@ -315,7 +405,11 @@ top:	/* schedule -> findRunnable; p != NONE (pan checks every index) */
 			fi
 		od;
 		i = 0
+#ifndef WSR_RUNTIME
 	:: d_step { else -> k = 0 }
+#else
+	:: else
+#endif
 	fi;
 
 	/* Nothing found: under sched.lock, the global queue, needspinning, releasep. */
@@ -329,9 +423,17 @@ top:	/* schedule -> findRunnable; p != NONE (pan checks every index) */
 	if
 	:: !spinning && needspinning ->
 		/* a spinner found work but no idle P: spin on its behalf */
+#ifndef WSR_RUNTIME
 		become_spinning();
 		sched_unlock();
 		goto top
+#else
+		rejoin_spinning();
+		if
+		:: spinning -> sched_unlock(); goto top
+		:: else /* refused: someone spins, and will re-check */
+		fi
+#endif
 	:: else
 	fi;
 	d_step {
@@ -348,7 +450,11 @@ top:	/* schedule -> findRunnable; p != NONE (pan checks every index) */
 		/* The delicate dance: drop nmspinning first, then re-check every
 		 * source (a seq_cst decrement, then loads: StoreLoad). */
 		drop_spinning();
-#define RESPIN become_spinning()
+# ifndef WSR_RUNTIME
+#  define RESPIN become_spinning()
+# else
+#  define RESPIN rejoin_spinning()
+# endif
 #else
 		/* BROKEN: re-check while still counted in nmspinning, drop after. */
 #define RESPIN skip
@@ -423,17 +529,22 @@ progress_run:
 			budget--;
 			readied++;
 			/* wsr_go: runqput on the current P, then wakep */
+#ifndef TSO_TAIL
 			runq[p]++
+#else
+			sbuf[me]++; /* the tail store sits in the store buffer */
+			sbufp[me] = p
+#endif
 		}
 		wakep()
 	:: true -> break
 	od;
 	if
-	:: true -> goto top /* the G exits */
+	:: DRAINED -> goto top /* the G exits (TSO: once its M's stores are visible) */
 	:: atomic {
 			/* wsr_yield: globrunqput (sched.lock held for the whole
 			 * step, bookkeeping in it), wakep, schedule */
-			budget > 0 && schedlock == 0 ->
+			budget > 0 && schedlock == 0 && DRAINED ->
 			budget--;
 			readied++;
 			glob++
@@ -482,7 +593,12 @@ init
 		mstarted[0] = 1;
 		j = 0;
 		do
-		:: j < THREADS -> run M(j); j++
+		:: j < THREADS ->
+			run M(j);
+#ifdef TSO_TAIL
+			run drain(j);
+#endif
+			j++
 		:: else -> break
 		od;
 		j = 0

@@ -2,11 +2,13 @@
 # spin-parking.sh - model-checks parking.pml (the runtime's park/unpark protocol) with spin; TAP output.
 #
 # Usage: spin-parking.sh safety|liveness SPIN CC [CC-ARGS...]
-#   safety:   the correct model, exhaustive safety search (assertions, invalid end states): 0 errors;
-#             the -DBROKEN and -DBROKEN_NEEDSPINNING variants, breadth-first: spin must find the lost
+#   safety:   the correct model, as Go's proc.go has it and with -DWSR_RUNTIME as runtime/proc.c has
+#             it: exhaustive safety search (assertions, invalid end states), 0 errors; the -DBROKEN
+#             -DBROKEN_NEEDSPINNING and -DTSO_TAIL variants, breadth-first: spin must find the lost
 #             wakeup (stranded==0); the shortest counter-example's length is printed.
-#   liveness: the correct model, non-progress-cycle search (pan.c -DNP, ./pan -l): 0 errors.
-# Extra spin options for a soak run (e.g. "-DWORK=3 -DTHREADS=7") come from WSR_SPIN_DEFINES.
+#   liveness: both correct models, non-progress-cycle search (pan.c -DNP, ./pan -l): 0 errors.
+# Extra spin options for a soak run (e.g. "-DWORK=3 -DTHREADS=7") come from WSR_SPIN_DEFINES, extra
+# pan.c compile options (e.g. "-DCOLLAPSE" or "-DBITSTATE") from WSR_PAN_CFLAGS.
 # Every pan run prints its state counts as TAP comments. Everything happens in a temporary directory.
 # The script ends by returning from main, not by exit inside a compound command, so that bash
 # itself leaks nothing under `meson test --setup valgrind`.
@@ -47,7 +49,7 @@ build() {
 		sed 's/^/# /' "$name.build"
 		return 1
 	fi
-	if ! "${cc[@]}" -O2 -w "${copts[@]}" -o "pan-$name" pan.c >> "$name.build" 2>&1; then
+	if ! "${cc[@]}" -O2 -w "${copts[@]}" "${pan_cflags[@]}" -o "pan-$name" pan.c >> "$name.build" 2>&1; then
 		sed 's/^/# /' "$name.build" | tail -20
 		return 1
 	fi
@@ -73,7 +75,7 @@ complete() {
 # the shortest counter-example.
 counterexample() {
 	local name=$1 define=$2 what="parking.pml $2 ($3): spin finds the lost wakeup (stranded==0)"
-	if build "$name" "$define" -- -DSAFETY -DBFS; then
+	if build "$name" "$define" -- -O0 -DSAFETY -DBFS; then
 		"./pan-$name" > "$name.out" 2>&1
 		report "$name"
 		if grep -q 'assertion violated (stranded==0)' "$name.out"; then
@@ -88,41 +90,56 @@ counterexample() {
 	fi
 }
 
-safety() {
-	echo "1..3"
-	local what="parking.pml: exhaustive safety search, no lost wakeup, 0 errors"
-	if build correct -- -DSAFETY; then
-		./pan-correct -m100000 > correct.out 2>&1
-		report correct
-		if complete correct && grep -Eq 'invalid end states[[:space:]]+\+' correct.out; then
+# verify NAME WHAT SPIN-OPTIONS...: an exhaustive safety search must end with 0 errors.
+verify() {
+	local name=$1 what=$2
+	shift 2
+	if build "$name" "$@" -- -DSAFETY; then
+		"./pan-$name" -m100000 > "$name.out" 2>&1
+		report "$name"
+		if complete "$name" && grep -Eq 'invalid end states[[:space:]]+\+' "$name.out"; then
 			ok "$what"
 		else
-			sed 's/^/# /' correct.out
+			sed 's/^/# /' "$name.out"
 			not_ok "$what"
 		fi
 	else
 		not_ok "$what (spin -a or cc failed)"
 	fi
+}
 
+# progress NAME WHAT SPIN-OPTIONS...: a non-progress-cycle search must end with 0 errors.
+progress() {
+	local name=$1 what=$2
+	shift 2
+	if build "$name" "$@" -- -DNP; then
+		"./pan-$name" -l -m100000 > "$name.out" 2>&1
+		report "$name"
+		if complete "$name" && grep -Eq 'non-progress cycles[[:space:]]+\+' "$name.out"; then
+			ok "$what"
+		else
+			sed 's/^/# /' "$name.out"
+			not_ok "$what"
+		fi
+	else
+		not_ok "$what (spin -a or cc failed)"
+	fi
+}
+
+safety() {
+	echo "1..5"
+	verify go "parking.pml (Go's proc.go protocol): exhaustive safety search, no lost wakeup, 0 errors"
+	verify wsr "parking.pml -DWSR_RUNTIME (runtime/proc.c's capped re-join): exhaustive safety search, 0 errors" \
+		-DWSR_RUNTIME
 	counterexample broken -DBROKEN "re-check before dropping nmspinning"
 	counterexample broken-needspinning -DBROKEN_NEEDSPINNING "no needspinning"
+	counterexample tso-tail -DTSO_TAIL "runqput's tail store not seq_cst, on x86-TSO"
 }
 
 liveness() {
-	echo "1..1"
-	local what="parking.pml: no non-progress cycle (every runnable G eventually runs), 0 errors"
-	if build liveness -- -DNP; then
-		./pan-liveness -l -m100000 > liveness.out 2>&1
-		report liveness
-		if complete liveness && grep -Eq 'non-progress cycles[[:space:]]+\+' liveness.out; then
-			ok "$what"
-		else
-			sed 's/^/# /' liveness.out
-			not_ok "$what"
-		fi
-	else
-		not_ok "$what (spin -a or cc failed)"
-	fi
+	echo "1..2"
+	progress go-np "parking.pml: no non-progress cycle (every runnable G eventually runs), 0 errors"
+	progress wsr-np "parking.pml -DWSR_RUNTIME: no non-progress cycle, 0 errors" -DWSR_RUNTIME
 }
 
 main() {
@@ -139,11 +156,12 @@ main() {
 	here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 	model=$here/parking.pml
 	read -r -a defines <<< "${WSR_SPIN_DEFINES:-}"
+	read -r -a pan_cflags <<< "${WSR_PAN_CFLAGS:-}"
 	if ! work=$(mktemp -d "${TMPDIR:-/tmp}/wsr-spin.XXXXXX") || ! cp "$model" "$work/"; then
 		echo "Bail out! cannot set up a temporary directory"
 		return 1
 	fi
-	echo "# $("$spin" -V 2>&1 | head -1); model $model; $mode${defines[*]:+; ${defines[*]}}"
+	echo "# $("$spin" -V 2>&1 | head -1); model $model; $mode${defines[*]:+; ${defines[*]}}${pan_cflags[*]:+; pan ${pan_cflags[*]}}"
 	cd "$work" && "$mode"
 	cd / && rm -rf "$work"
 	return $failed
