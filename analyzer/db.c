@@ -7,6 +7,8 @@
  *     only after the final COMMIT succeeded, so a crash leaves no database
  *     under the final name and durability of the tmp file does not matter.
  *     The rename is followed by fsync of the file (ingest.c).
+ *   - Memory stays bounded whatever the trace size: a 64 MiB page cache, and
+ *     temporary files (not memory) for the sorter that builds the indexes.
  *   - Readers open with SQLITE_OPEN_READONLY and check user_version.
  * Concurrency: none.
  */
@@ -56,7 +58,7 @@ int db_create(const char *path, sqlite3 **out, struct wsr_err *err)
 	if (db_exec(db,
 		    "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; "
 		    "PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE; "
-		    "PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY;",
+		    "PRAGMA cache_size = -65536;",
 		    err) < 0)
 		goto out;
 	if (db_exec(db, "BEGIN", err) < 0 || db_exec(db, wsr_sql_schema, err) < 0 ||
