@@ -46,8 +46,11 @@ struct pollfd_desc {
 _Atomic int64_t wsr__lastpoll;
 _Atomic int64_t wsr__polluntil;
 
-static int epfd = -1;
+static int epfd = -1;		/* written once in netpoll_init (pthread_once) */
 static int breakfd = -1;
+/* store-release after epfd and breakfd are set; netpoll_break load-acquires
+ * it, since it may run on a thread that never went through pthread_once. */
+static _Atomic int inited;
 static _Atomic int breakpending;
 static _Atomic int32_t nwaiters;
 static struct wsr_lock tablelock = {PTHREAD_MUTEX_INITIALIZER, 0};
@@ -69,6 +72,8 @@ static void netpoll_init(void)
 	ev.data.fd = breakfd;
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, breakfd, &ev) != 0)
 		wsr__throw("netpoll_init: epoll_ctl failed");
+	/* store-release: pairs with the load-acquire in wsr__netpoll_break. */
+	store_rel(&inited, 1);
 }
 
 bool wsr__netpoll_inited(void)
@@ -93,7 +98,9 @@ void wsr__netpoll_break(void)
 	int zero = 0;
 	uint64_t one = 1;
 
-	if (epfd < 0)
+	/* load-acquire: pairs with the store-release in netpoll_init; no
+	 * poller can be blocked before the poller exists. */
+	if (!load_acq(&inited))
 		return;
 	if (!cas_seq(&breakpending, &zero, 1))
 		return;
