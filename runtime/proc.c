@@ -278,6 +278,12 @@ void wsr__wakep(struct wsr_m *mp)
 	 * caller's, no P can be idle and nobody can spin: nothing to do. */
 	if (wsr__sched.gomaxprocs == 1 || load_seq(&wsr__sched.nmspinning) != 0)
 		return;
+	/* No idle P and needspinning already set: the slow path would only set
+	 * it again (the next M to give up its P will spin; if someone cleared
+	 * it, that someone spins and will find the work). Spares sched.lock on
+	 * every spawn and ready while all Ps are busy. */
+	if (load_seq(&wsr__sched.npidle) == 0 && load_seq(&wsr__sched.needspinning) == 1)
+		return;
 	wsr__lock(&wsr__sched.lock);
 	if (wsr__sched.pidle == NULL) {
 		/* Work we cannot start: make the next M about to drop its P spin

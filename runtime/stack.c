@@ -32,7 +32,12 @@
 #include "proc.h"
 
 #define STACK_HDR 16
-#define POOL_MAX  1024
+/* Free stacks kept for reuse beyond the per-P caches. Unmapping and mapping
+ * again costs three syscalls, a fault per touched page and, with several
+ * Ms, a TLB shootdown; a spawn tree that keeps tens of thousands of parents
+ * blocked frees and needs that many again all run long. Touched pages stay
+ * resident (as Go keeps stacks until the next GC). */
+#define POOL_MAX  65536
 #define ALTSTACK_SIZE (64 * 1024)
 
 struct stack_hdr {
@@ -42,7 +47,7 @@ struct stack_hdr {
 
 static size_t pagesize;
 static struct wsr_lock poollock = {PTHREAD_MUTEX_INITIALIZER, 0};
-static void *pool[POOL_MAX];
+static void **pool; /* POOL_MAX entries, allocated on first use */
 static int npool;
 static size_t poolsize; /* size of the stacks in pool; under poollock */
 static struct sigaction old_segv, old_bus;
@@ -101,6 +106,29 @@ static size_t cur_size(void)
 	return s;
 }
 
+#ifndef MADV_GUARD_INSTALL
+# define MADV_GUARD_INSTALL 102 /* Linux >= 6.13 */
+#endif
+
+/* 1 while MADV_GUARD_INSTALL works, 0 once the kernel refused it. */
+static _Atomic int guard_madvise = 1;
+
+/* Makes the first page of a stack mapping fault on access. A guard region
+ * (Linux >= 6.13) splits no VMA, so adjacent stacks merge into one mapping;
+ * mprotect splits it into two, and vm.max_map_count (65530 by default)
+ * then caps live stacks near 32 K. */
+static int install_guard(char *base, size_t guard)
+{
+	if (load_relaxed(&guard_madvise)) {
+		if (madvise(base, guard, MADV_GUARD_INSTALL) == 0)
+			return 0;
+		if (errno != EINVAL)
+			return -1;
+		store_relaxed(&guard_madvise, 0);
+	}
+	return mprotect(base, guard, PROT_NONE);
+}
+
 static void *stack_map(size_t size)
 {
 	size_t guard = wsr__page_size();
@@ -110,7 +138,7 @@ static void *stack_map(size_t size)
 
 	if (base == MAP_FAILED)
 		return NULL;
-	if (mprotect(base, guard, PROT_NONE) != 0) {
+	if (install_guard(base, guard) != 0) {
 		munmap(base, guard + size);
 		return NULL;
 	}
@@ -147,7 +175,7 @@ bool wsr__stackalloc(struct wsr_p *pp, struct wsr_g *gp)
 	if (pp->nstackcache == 0) {
 		/* Refill half the P cache from the pool in one go. */
 		wsr__lock(&poollock);
-		if (poolsize == size)
+		if (poolsize == size && pool != NULL)
 			while (npool > 0 && pp->nstackcache < WSR_STACKCACHE_MAX / 2)
 				pp->stackcache[pp->nstackcache++] = pool[--npool];
 		wsr__unlock(&poollock);
@@ -180,6 +208,11 @@ void wsr__stackfree(struct wsr_p *pp, struct wsr_g *gp)
 	}
 	/* Full: move half of the P cache and this stack to the pool. */
 	wsr__lock(&poollock);
+	if (pool == NULL && (pool = malloc(sizeof(*pool) * POOL_MAX)) == NULL) {
+		wsr__unlock(&poollock);
+		stack_unmap_sized(s, size);
+		return;
+	}
 	if (poolsize != size) {
 		while (npool > 0)
 			stack_unmap_sized(pool[--npool], poolsize);
@@ -215,6 +248,8 @@ void wsr__stackpool_free(void)
 	wsr__lock(&poollock);
 	while (npool > 0)
 		stack_unmap_sized(pool[--npool], poolsize);
+	free(pool);
+	pool = NULL;
 	wsr__unlock(&poollock);
 }
 
