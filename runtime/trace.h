@@ -50,8 +50,41 @@ static inline void wsr__stat_add(struct wsr_stats *s, enum wsr_stat st, uint64_t
 
 #if WSR_HAVE_TRACING
 # include "wsr_tp.h"
+# define WSR_TP_COLD __attribute__((noinline, cold))
+WSR_TP_COLD void wsr__tp_init(int32_t p, int32_t m, int32_t gomaxprocs, int32_t runq_size, const char * version);
+WSR_TP_COLD void wsr__tp_g_create(int32_t p, int32_t m, int64_t g, int64_t parent_g);
+WSR_TP_COLD void wsr__tp_runqput(int32_t p, int32_t m, int64_t g, uint8_t next, int64_t kicked_g, uint32_t qlen);
+WSR_TP_COLD void wsr__tp_runq_spill(int32_t p, int32_t m, uint32_t n, uint32_t global_len);
+WSR_TP_COLD void wsr__tp_globrunq_put(int32_t p, int32_t m, int64_t g, uint32_t global_len);
+WSR_TP_COLD void wsr__tp_globrunq_get(int32_t p, int32_t m, uint32_t n, uint32_t global_len);
+WSR_TP_COLD void wsr__tp_g_run(int32_t p, int32_t m, int64_t g, uint8_t source, uint8_t inherit);
+WSR_TP_COLD void wsr__tp_g_stop(int32_t p, int32_t m, int64_t g, uint8_t reason);
+WSR_TP_COLD void wsr__tp_g_ready(int32_t p, int32_t m, int64_t g, int64_t by_g);
+WSR_TP_COLD void wsr__tp_steal(int32_t p, int32_t m, int32_t victim, uint32_t n, uint8_t runnext);
+WSR_TP_COLD void wsr__tp_steal_scan(int32_t p, int32_t m, uint32_t rounds, uint32_t probed, uint8_t found);
+WSR_TP_COLD void wsr__tp_spin_start(int32_t p, int32_t m, int32_t nmspinning, uint8_t found_work);
+WSR_TP_COLD void wsr__tp_spin_stop(int32_t p, int32_t m, int32_t nmspinning, uint8_t found_work);
+WSR_TP_COLD void wsr__tp_p_idle(int32_t p, int32_t m, int32_t npidle);
+WSR_TP_COLD void wsr__tp_p_busy(int32_t p, int32_t m, int32_t npidle);
+WSR_TP_COLD void wsr__tp_m_park(int32_t p, int32_t m, int32_t nmidle, int32_t by_m);
+WSR_TP_COLD void wsr__tp_m_unpark(int32_t p, int32_t m, int32_t nmidle, int32_t by_m);
+WSR_TP_COLD void wsr__tp_m_create(int32_t p, int32_t m, int32_t new_m);
+WSR_TP_COLD void wsr__tp_syscall_enter(int32_t p, int32_t m, int64_t g);
+WSR_TP_COLD void wsr__tp_syscall_exit(int32_t p, int32_t m, int64_t g, uint8_t fast);
+WSR_TP_COLD void wsr__tp_retake(int32_t p, int32_t m, int64_t g, int64_t held_ns);
+WSR_TP_COLD void wsr__tp_handoff(int32_t p, int32_t m, int64_t g, int32_t to_m);
+WSR_TP_COLD void wsr__tp_preempt(int32_t p, int32_t m, int64_t g, int64_t ran_ns);
+WSR_TP_COLD void wsr__tp_timer_fire(int32_t p, int32_t m, int64_t g);
+WSR_TP_COLD void wsr__tp_netpoll(int32_t p, int32_t m, uint32_t n_ready, uint8_t blocking);
+WSR_TP_COLD void wsr__tp_schedtrace(int32_t p, int32_t m, const struct wsr_tp_schedtrace * st);
+
 # define WSR_TRACE_ENABLED(ev) lttng_ust_tracepoint_enabled(wsr, ev)
-# define WSR_TRACE_FIRE(ev, ...) lttng_ust_tracepoint(wsr, ev, __VA_ARGS__)
+/* Inline: one load and a branch; the probe call is out of line (trace.c). */
+# define WSR_TRACE_FIRE(ev, ...)                                                                   \
+	do {                                                                                       \
+		if (lttng_ust_tracepoint_enabled(wsr, ev))                                         \
+			wsr__tp_##ev(__VA_ARGS__);                                                 \
+	} while (0)
 #else
 # ifndef WSR_TP_SCHEDTRACE_REC
 #  define WSR_TP_SCHEDTRACE_REC
