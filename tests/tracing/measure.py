@@ -11,8 +11,8 @@
 #   no-session  the traced build, with a session daemon but no session
 #   default     under `wsr run --no-ingest` (discard mode, 4 MiB x 8)
 #   lossless    under `wsr run --no-ingest --lossless`
-# disabled and no-session runs are redone if an LTTng session (someone else's,
-# tracking every process) existed before or after them.
+# disabled and no-session runs are redone if an LTTng session that tracks every
+# process (not a `wsr run` one, which tracks its own program) existed around them.
 # Wall time is the program's own (from fork to exit; for wsr run, the
 # "exited ... after" line, which excludes session set-up and read-back).
 # Reports median and minimum per mode, the no-session cost against disabled
@@ -47,12 +47,19 @@ def timed(argv, env):
 
 
 def sessions_exist():
+    """True if a session that could trace any process exists: a user-space
+    session whose vpid tracker is "all" (`wsr run` sessions track one vpid)."""
     out = subprocess.run(['lttng', 'list'], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                          text=True).stdout
-    return 'Available recording sessions' in out
+    for name in re.findall(r'^\s*\d+\) (\S+)', out, flags=re.M):
+        detail = subprocess.run(['lttng', 'list', name], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True).stdout
+        if re.search(r'Virtual process IDs:\s+all', detail):
+            return True
+    return False
 
 
-def timed_quiet(argv, env, tries=20):
+def timed_quiet(argv, env, tries=200):
     """timed() with no LTTng session before or after; a run that may have been
     traced by someone else's session (one tracking every process) is redone."""
     for _ in range(tries):
