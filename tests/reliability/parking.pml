@@ -65,9 +65,10 @@
  *   - No lost wakeup. `quiescence` runs only once nothing else can move
  *     (timeout), i.e. every M is asleep on its note or running a hog, and
  *     asserts that no G is left on any queue (stranded == 0), that every G
- *     made runnable has run, and that no M sleeps counted in nmspinning. Checked exhaustively in
- *     a safety run, which also reports invalid end states (an M blocked
- *     anywhere but on its note or in a hog: e.g. on sched.lock).
+ *     made runnable has run, and that no M sleeps counted in nmspinning.
+ *     Checked exhaustively in a safety run, which also reports invalid end
+ *     states (an M blocked anywhere but on its note or in a hog: e.g. on
+ *     sched.lock).
  *   - Every runnable G is eventually run. The only progress label is on
  *     running a G and the work is bounded, so when the non-progress-cycle
  *     search (pan.c built with -DNP, ./pan -l) finds no cycle, every
@@ -109,8 +110,11 @@
  * overtake it. spin finds the Dekker failure: the submitter reads
  * nmspinning = 1 while the spinner decrements it and re-checks a queue that
  * does not show the G yet. Hence runqput's tail store must be seq_cst (an
- * XCHG on x86, as Go's atomic.StoreRel is on amd64) or wakep's first look
- * at nmspinning a seq_cst read-modify-write.
+ * XCHG on x86-64), or wakep's first look at nmspinning a seq_cst
+ * read-modify-write. (Only the spawn path's store is buffered here, and
+ * the M's own next look at its queue waits for the drain instead of TSO's
+ * store forwarding: both only remove executions, so the failure spin finds
+ * is a real x86-TSO execution.)
  *
  * Run:   spin -a [-DBROKEN] parking.pml && cc -O2 -DSAFETY -o pan pan.c && ./pan
  * Sizes: spin -DPROCS=2 -DTHREADS=5 -DWORK=2 -DHOGS=1 (the defaults). THREADS

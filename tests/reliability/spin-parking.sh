@@ -8,10 +8,12 @@
 #             wakeup (stranded==0); the shortest counter-example's length is printed.
 #   liveness: both correct models, non-progress-cycle search (pan.c -DNP, ./pan -l): 0 errors.
 # Extra spin options for a soak run (e.g. "-DWORK=3 -DTHREADS=7") come from WSR_SPIN_DEFINES, extra
-# pan.c compile options (e.g. "-DCOLLAPSE" or "-DBITSTATE") from WSR_PAN_CFLAGS.
+# pan.c compile options (e.g. "-DCOLLAPSE" or "-DBITSTATE") from WSR_PAN_CFLAGS, and options for the
+# exhaustive runs of pan (e.g. "-w33" for a 1 GiB bitstate array) from WSR_PAN_FLAGS.
 # Every pan run prints its state counts as TAP comments. Everything happens in a temporary directory.
 # The script ends by returning from main, not by exit inside a compound command, so that bash
-# itself leaks nothing under `meson test --setup valgrind`.
+# itself leaks nothing under `meson test --setup valgrind` (do not edit it while it runs: bash
+# reads scripts as it goes).
 set -uo pipefail
 
 n=0
@@ -95,7 +97,7 @@ verify() {
 	local name=$1 what=$2
 	shift 2
 	if build "$name" "$@" -- -DSAFETY; then
-		"./pan-$name" -m100000 > "$name.out" 2>&1
+		"./pan-$name" -m100000 "${pan_flags[@]}" > "$name.out" 2>&1
 		report "$name"
 		if complete "$name" && grep -Eq 'invalid end states[[:space:]]+\+' "$name.out"; then
 			ok "$what"
@@ -113,7 +115,7 @@ progress() {
 	local name=$1 what=$2
 	shift 2
 	if build "$name" "$@" -- -DNP; then
-		"./pan-$name" -l -m100000 > "$name.out" 2>&1
+		"./pan-$name" -l -m100000 "${pan_flags[@]}" > "$name.out" 2>&1
 		report "$name"
 		if complete "$name" && grep -Eq 'non-progress cycles[[:space:]]+\+' "$name.out"; then
 			ok "$what"
@@ -157,11 +159,12 @@ main() {
 	model=$here/parking.pml
 	read -r -a defines <<< "${WSR_SPIN_DEFINES:-}"
 	read -r -a pan_cflags <<< "${WSR_PAN_CFLAGS:-}"
+	read -r -a pan_flags <<< "${WSR_PAN_FLAGS:-}"
 	if ! work=$(mktemp -d "${TMPDIR:-/tmp}/wsr-spin.XXXXXX") || ! cp "$model" "$work/"; then
 		echo "Bail out! cannot set up a temporary directory"
 		return 1
 	fi
-	echo "# $("$spin" -V 2>&1 | head -1); model $model; $mode${defines[*]:+; ${defines[*]}}${pan_cflags[*]:+; pan ${pan_cflags[*]}}"
+	echo "# $("$spin" -V 2>&1 | head -1); model $model; $mode${defines[*]:+; ${defines[*]}}${pan_cflags[*]:+; pan.c ${pan_cflags[*]}}${pan_flags[*]:+; pan ${pan_flags[*]}}"
 	cd "$work" && "$mode"
 	cd / && rm -rf "$work"
 	return $failed
