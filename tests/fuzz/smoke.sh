@@ -9,7 +9,8 @@
 # WSR_FUZZ_SECONDS seconds (default: fuzz-ingest 30, the others 15; one minute in all) and the
 # test fails if libFuzzer reports a crash, a leak, a timeout or running out of memory; the
 # reproducer is copied to OUTDIR/fuzz-artifacts/. The executions done are printed
-# (stat::number_of_executed_units). Exit 77 (skip) when clang cannot build a fuzzer.
+# (stat::number_of_executed_units). tests/fuzz/NAME.dict, if present, is passed as -dict.
+# Exit 77 (skip) when clang cannot build a fuzzer.
 # The build mode recompiles only when a source is newer than the binaries.
 set -uo pipefail
 
@@ -48,7 +49,9 @@ if [ "$mode" = build ]; then
     exit 77
   fi
   # shellcheck disable=SC2207
-  pkg=($(pkg-config --cflags --libs babeltrace2 sqlite3)) || { echo "fuzz-smoke: pkg-config failed"; exit 1; }
+  pkgc=($(pkg-config --cflags babeltrace2 sqlite3)) || { echo "fuzz-smoke: pkg-config failed"; exit 1; }
+  # shellcheck disable=SC2207
+  pkgl=($(pkg-config --libs babeltrace2 sqlite3)) || { echo "fuzz-smoke: pkg-config failed"; exit 1; }
   cflags=(-std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer-no-link,address,undefined
     -fno-sanitize-recover=undefined -I"$build_root" -I"$analyzer_dir" -DWSR_FUZZ_DATA_DIR="\"$data\"")
   stale=0
@@ -67,7 +70,7 @@ if [ "$mode" = build ]; then
     for s in "${sources[@]}"; do
       o=$bdir/$(basename "$s" .c).o
       objs+=("$o")
-      "$clang" "${cflags[@]}" "${pkg[@]}" -c "$s" -o "$o" &
+      "$clang" "${cflags[@]}" "${pkgc[@]}" -c "$s" -o "$o" &
       pids+=($!)
       if [ ${#pids[@]} -ge 2 ]; then
         wait "${pids[0]}" || { echo "fuzz-smoke: compiling failed"; exit 1; }
@@ -79,7 +82,8 @@ if [ "$mode" = build ]; then
     done
     for h in "${harnesses[@]}"; do
       exe=$bdir/$(basename "$h" .c)
-      "$clang" "${cflags[@]}" -fsanitize=fuzzer "$h" "${objs[@]}" "${pkg[@]}" -lpthread -o "$exe" ||
+      "$clang" "${cflags[@]}" "${pkgc[@]}" -fsanitize=fuzzer "$h" "${objs[@]}" "${pkgl[@]}" -lm -lpthread \
+        -o "$exe" ||
         { echo "fuzz-smoke: linking $exe failed"; exit 1; }
     done
   fi
@@ -103,11 +107,13 @@ for exe in "${exes[@]}"; do
   work=$(mktemp -d "/tmp/wsr-fuzz-smoke-$name-XXXXXX")
   mkdir -p "$work/corpus" "$work/artifacts"
   cp "$corpus/$name"/* "$work/corpus/" 2>/dev/null
+  dict=()
+  [ -f "$corpus/../$name.dict" ] && dict=(-dict="$corpus/../$name.dict")
   # -timeout: fuzz-ingest bounds each input itself (2 s no-progress limit on the decoder).
   # -close_fd_mask=2: the analyzer's own error lines stay out of the log; sanitizer and
   # libFuzzer reports still get through (libFuzzer keeps a duplicate of stderr for them).
   "$exe" -max_total_time="$secs" -timeout=25 -rss_limit_mb=4096 -print_final_stats=1 -close_fd_mask=2 \
-    -artifact_prefix="$work/artifacts/" "$work/corpus" > "$work/log" 2>&1
+    "${dict[@]}" -artifact_prefix="$work/artifacts/" "$work/corpus" > "$work/log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$work/log" | tail -1)
