@@ -231,7 +231,6 @@ struct derive {
 	bool finished;
 	/* the one process analysed: want_vpid (--vpid) or the first seen */
 	int64_t want_vpid, vpid;
-	enum derive_mode mode;
 	uint64_t skipped_other_vpid;
 };
 
@@ -894,11 +893,6 @@ void derive_destroy(struct derive *dv)
 	free(dv->dirty_ps);
 	free(dv->trace);
 	free(dv);
-}
-
-void derive_set_mode(struct derive *dv, enum derive_mode mode)
-{
-	dv->mode = mode;
 }
 
 void derive_set_vpid(struct derive *dv, int64_t vpid)
@@ -1573,8 +1567,6 @@ int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra,
 		return 0;
 	case REC_DISCARDED: {
 		struct stream_info *si = &dv->streams[r->stream];
-		if (dv->mode == DERIVE_EVENTS_ONLY)
-			return 0;
 		struct val *s = row(dv, ST_DISCARDED);
 		bool ev = r->a1 == REC_DISC_EVENTS;
 		bind_text(s, 1, ev ? "events" : "packets");
@@ -1601,9 +1593,7 @@ int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra,
 		return 0;
 	}
 
-	/* One process per database: the state machines cannot mix two runtimes.
-	 * (In events-only mode the other process decides: it sees the same
-	 * records and fails.) */
+	/* One process per database: the state machines cannot mix two runtimes. */
 	if (r->flags & REC_F_VPID) {
 		if (dv->want_vpid > 0 && r->vpid != dv->want_vpid) {
 			dv->skipped_other_vpid++;
@@ -1611,7 +1601,7 @@ int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra,
 		}
 		if (dv->vpid == 0) {
 			dv->vpid = r->vpid;
-		} else if (r->vpid != dv->vpid && dv->mode != DERIVE_EVENTS_ONLY) {
+		} else if (r->vpid != dv->vpid) {
 			err_input(err,
 				  "%s: the trace holds events of several processes (vpid %" PRId64
 				  " and %d): pass --vpid PID to analyse one (wsr run records only "
@@ -1621,12 +1611,6 @@ int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra,
 		}
 	}
 
-	if (dv->mode == DERIVE_EVENTS_ONLY) {
-		if (insert_event(dv, r, extra, err) < 0)
-			return -1;
-		dv->events++;
-		return 0;
-	}
 	if (validate(dv, r, extra, err) < 0)
 		return -1;
 	dv->streams[r->stream].last_ts = r->ts;
@@ -1638,7 +1622,7 @@ int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra,
 			return -1;
 	}
 	dv->last_ts = r->ts;
-	if (dv->mode == DERIVE_ALL && insert_event(dv, r, extra, err) < 0)
+	if (insert_event(dv, r, extra, err) < 0)
 		return -1;
 	dv->events++;
 	dv->per_ev[r->ev < EV_COUNT + 2 ? r->ev : EV_FOREIGN]++;
@@ -1654,7 +1638,8 @@ int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra,
 	return apply(dv, r, extra, err);
 }
 
-/* A round schedtrace interval giving about 20 lines over the trace. */
+/* A round schedtrace interval giving about 20 lines over the trace (1 ms at
+ * least). */
 static int64_t nice_interval(int64_t duration)
 {
 	static const int64_t steps[] = {1, 2, 5};
@@ -1666,7 +1651,8 @@ static int64_t nice_interval(int64_t duration)
 		for (int k = 0; k < 3; k++)
 			if (steps[k] * dec <= target)
 				best = steps[k] * dec;
-	return best < 1000 ? 1000 : best;
+	/* Go's SCHED lines count whole milliseconds: no finer default. */
+	return best < 1000000 ? 1000000 : best;
 }
 
 int derive_finish(struct derive *dv, struct wsr_err *err)
@@ -1677,8 +1663,6 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 	if (dv->finished)
 		return 0;
 	dv->finished = true;
-	if (dv->mode == DERIVE_EVENTS_ONLY)
-		return flush_all(dv, err);
 	if (dv->any_ts && flush_counters(dv, end, err) < 0)
 		return -1;
 	if (dv->written_any) {

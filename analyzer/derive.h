@@ -24,15 +24,8 @@
 
 struct derive;
 
-/* DERIVE_ALL: events and derived tables (the plugin). The other two split the
- * work between two processes writing two files (ingest.c): events only (no
- * validation: the other side validates the same records), or everything but
- * the events table. */
-enum derive_mode { DERIVE_ALL, DERIVE_EVENTS_ONLY, DERIVE_NO_EVENTS };
-
 /* db: a database from db_create(); trace: the path written to meta. */
 struct derive *derive_create(sqlite3 *db, const char *trace, struct wsr_err *err);
-void derive_set_mode(struct derive *dv, enum derive_mode mode);
 /* Keep only the events of process vpid (others are skipped and counted in
  * meta.other_process_events); without it, a second process is bad input. */
 void derive_set_vpid(struct derive *dv, int64_t vpid);
