@@ -25,7 +25,9 @@
  *   6. `lttng stop` (returns once flushed), `lttng destroy`, then count
  *      the discarded events and lost packets from the trace's packet
  *      indexes (exact, and no event needs decoding) and warn if any.
- *   7. run_postprocess(): ingest + report when the analyzer has them (and
+ *   7. Write DIR/wsr-run.json (program, argv, vpid, exit status, wall time,
+ *      channel geometry, losses): the trace does not name the program.
+ *   8. run_postprocess(): ingest + report when the analyzer has them (and
  *      no --no-ingest), else print the trace path and what the trace holds
  *      (trace_stats_read()).
  *
@@ -277,6 +279,73 @@ static int print_summary(struct wsr_err *err, const char *trace_dir)
 	return 0;
 }
 
+/* Writes S as a JSON string (quotes, backslash and control characters escaped). */
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/*
+ * Writes DIR/wsr-run.json: what was recorded and how, for the analyzer (the
+ * trace itself does not name the program). Written to a temporary name and
+ * renamed, so it is whole or absent.
+ */
+static int write_run_info(struct wsr_err *err, const char *dir, char **prog_argv, pid_t pid,
+			  int exit_code, double wall_s, const struct record_opts *opts,
+			  const char *session, const struct trace_index *ix)
+{
+	char path[PATH_MAX + 32], tmp[PATH_MAX + 40];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/wsr-run.json", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (f == NULL) {
+		err_push(err, "writing %s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "{\n  \"program\": ");
+	json_str(f, prog_argv[0]);
+	fprintf(f, ",\n  \"argv\": [");
+	for (int i = 0; prog_argv[i] != NULL; i++) {
+		if (i > 0)
+			fputs(", ", f);
+		json_str(f, prog_argv[i]);
+	}
+	fprintf(f, "],\n  \"vpid\": %d,\n  \"exit_status\": %d,\n  \"wall_s\": %.6f,\n",
+		(int)pid, exit_code, wall_s);
+	fprintf(f, "  \"lossless\": %s,\n  \"subbuf_size\": %" PRIu64 ",\n  \"num_subbuf\": %" PRIu64
+		   ",\n",
+		opts->lossless ? "true" : "false", opts->subbuf_size, opts->num_subbuf);
+	fprintf(f, "  \"session\": ");
+	json_str(f, session);
+	fprintf(f, ",\n  \"discarded_events\": %" PRIu64 ",\n  \"lost_packets\": %" PRIu64
+		   ",\n  \"packets\": %" PRIu64 ",\n  \"stream_bytes\": %" PRIu64 "\n}\n",
+		ix->discarded_events, ix->lost_packets, ix->packets, ix->bytes);
+	if (ferror(f) | fclose(f)) {
+		err_push(err, "writing %s: %s", tmp, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	if (rename(tmp, path) != 0) {
+		err_push(err, "renaming %s: %s", tmp, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
 /* 1 when `WSR SUBCOMMAND --help` exits 0, i.e. this wsr has SUBCOMMAND. */
 static int wsr_has(const char *wsr, const char *subcommand)
 {
@@ -404,6 +473,8 @@ int cmd_run(int argc, char **argv)
 	struct sigaction ign = {0}, fwd = {0}, old_int, old_quit, old_term, old_hup;
 	struct trace_index ix;
 	struct timespec now, t_start = {0, 0}, t_end = {0, 0};
+	double wall_s;
+	pid_t child_pid_saved = -1;
 	int i;
 
 	err_init(&err);
@@ -506,6 +577,7 @@ int cmd_run(int argc, char **argv)
 
 	/* From here PROGRAM owns the terminal's signals; we forward the polite ones. */
 	child_pid = pid;
+	child_pid_saved = pid;
 	ign.sa_handler = SIG_IGN;
 	sigemptyset(&ign.sa_mask);
 	fwd.sa_handler = forward_signal;
@@ -572,12 +644,16 @@ restore:
 	sessiond = 0;
 	if (!child_ran)
 		goto out;
+	wall_s = (double)(t_end.tv_sec - t_start.tv_sec) + (double)(t_end.tv_nsec - t_start.tv_nsec) / 1e9;
 	fprintf(stderr, PREFIX ": %s exited with status %d after %.3f s\n", prog_argv[0], exit_code,
-		(double)(t_end.tv_sec - t_start.tv_sec) + (double)(t_end.tv_nsec - t_start.tv_nsec) / 1e9);
+		wall_s);
 	if (trace_index_read(&err, dir, &ix) != 0) {
 		err_push(&err, "reading the packet indexes of %s", dir);
 		goto fail;
 	}
+	if (write_run_info(&err, dir, prog_argv, child_pid_saved, exit_code, wall_s, &opts, session,
+			   &ix) != 0)
+		goto fail;
 	if (ix.discarded_events > 0 || ix.lost_packets > 0)
 		fprintf(stderr,
 			PREFIX ": warning: the tracer discarded %" PRIu64 " events and lost %" PRIu64

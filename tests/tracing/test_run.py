@@ -18,6 +18,7 @@
 #
 # A test that needs a session daemon starts one only if `lttng list` reaches
 # none, and stops only that one. Traces go to a fresh temporary directory.
+import json
 import os
 import re
 import shutil
@@ -106,8 +107,13 @@ def case_emitter_lossless(wsr, emitter, tmp, args):
     ok = expect(rc == 0, 'wsr run exit status 0 (got %d)' % rc)
     ok &= expect('0 events discarded, 0 packets lost' in summary_line(err),
                  'summary reports no loss: ' + summary_line(err))
-    ok &= check(d, errf, '--require', 'init,m_create,g_create,runqput,g_run,g_stop,'
-                'spin_start,spin_stop,p_idle,p_busy')
+    info = json.load(open(os.path.join(d, 'wsr-run.json')))
+    ok &= expect(info['exit_status'] == 0 and info['lossless'] is True and
+                 info['argv'][0] == emitter and info['discarded_events'] == 0,
+                 'wsr-run.json describes the run: %s' % info)
+    # Every event must come from the process wsr run started (vpid from wsr-run.json).
+    ok &= check(d, errf, '--vpid', str(info['vpid']), '--require',
+                'init,m_create,g_create,runqput,g_run,g_stop,spin_start,spin_stop,p_idle,p_busy')
     return ok
 
 
@@ -207,10 +213,15 @@ def case_concurrent(wsr, emitter, tmp, args):
         rc = p.wait()
         errf.close()
         ok &= expect(rc == 0, 'run %s exit status 0 (got %d)' % (name, rc))
+    vpids = set()
     for name, _, errf in procs:
         # Different sizes: an event of the other run would break the exact counts,
-        # and check_trace insists on a single vpid.
-        ok &= check(os.path.join(tmp, name), errf.name)
+        # and every event must carry the vpid of this run's own program.
+        d = os.path.join(tmp, name)
+        vpid = json.load(open(os.path.join(d, 'wsr-run.json')))['vpid']
+        vpids.add(vpid)
+        ok &= check(d, errf.name, '--vpid', str(vpid))
+    ok &= expect(len(vpids) == 2, 'the two runs traced two different processes: %s' % vpids)
     return ok
 
 
