@@ -9,8 +9,9 @@
  *   - A full ring spills half of itself (128) plus the new G: 129 Gs, in one
  *     locked batch, to the global queue (runqputslow).
  * Concurrency:
- *   - Only the owning P writes tail (store-release) and the ring slots (relaxed,
- *     published by the tail store), and only it sets runnext non-NULL.
+ *   - Only the owning P writes tail (seq_cst store: it also orders the put
+ *     before wakep's read of nmspinning) and the ring slots (relaxed, published
+ *     by the tail store), and only it sets runnext non-NULL (seq_cst exchange).
  *   - Any P may consume: load-acquire head and tail, read the slots (relaxed),
  *     then CAS-release head to commit; a failed CAS retries from scratch.
  *   - runnext is taken by CAS, by the owner (runqget) or a thief (last steal round).
@@ -59,8 +60,13 @@ static bool runqput_tail(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp)
 
 		if (t - h < WSR_RUNQ_SIZE) {
 			store_relaxed(&pp->runq[t % WSR_RUNQ_SIZE], gp);
-			/* store-release publishes the slot; pairs with load-acquire of tail by consumers. */
-			store_rel(&pp->runqtail, t + 1);
+			/* seq_cst: publishes the slot (pairs with load-acquire of tail by
+			 * consumers) and is the submitter's half of the Dekker pair with
+			 * wakep's load_seq(nmspinning): a release store is a plain mov on
+			 * x86-64 that the later load may overtake, and a spinner dropping
+			 * nmspinning could then miss this G (tests/reliability/parking.pml
+			 * -DTSO_TAIL finds that lost wakeup). */
+			store_seq(&pp->runqtail, t + 1);
 			return false;
 		}
 		if (runqputslow(mp, pp, gp, h, t))
@@ -77,8 +83,9 @@ void wsr__runqput(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, bool nex
 	WSR_DASSERT(load_relaxed(&gp->status) == G_RUNNABLE);
 	if (next) {
 		WSR_CHAOS(mp, CHAOS_RUNNEXT);
-		/* Exchange: a thief may CAS runnext to NULL concurrently. */
-		kicked = xchg_acq_rel(&pp->runnext, gp);
+		/* Exchange: a thief may CAS runnext to NULL concurrently. seq_cst for
+		 * the same Dekker pair as the tail store (free on x86-64: XCHG). */
+		kicked = xchg_seq(&pp->runnext, gp);
 		if (kicked != NULL)
 			runqput_tail(mp, pp, kicked);
 	} else {
