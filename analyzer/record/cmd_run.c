@@ -22,6 +22,8 @@
  *   5. While it runs, SIGINT and SIGQUIT are ignored here (the terminal
  *      sends them to PROGRAM, which shares our process group), SIGTERM and
  *      SIGHUP are forwarded, so the session is always stopped and destroyed.
+ *      Before and after that window (set-up, stop, destroy) the four are
+ *      blocked, so they wait instead of leaving a session behind.
  *   6. `lttng stop` (returns once flushed), `lttng destroy`, then count
  *      the discarded events and lost packets from the trace's packet
  *      indexes (exact, and no event needs decoding) and warn if any.
@@ -411,12 +413,12 @@ static int run_postprocess(struct wsr_err *err, const char *trace_dir, int inges
 }
 
 /*
- * Forks PROGRAM paused on GO_FD; it execs once a byte arrives there and
- * reports an exec failure's errno on EXEC_FD (close-on-exec, so EOF there
- * means the exec succeeded).
+ * Forks PROGRAM paused on GO_FD; it execs once a byte arrives there, with
+ * the signal mask MASK, and reports an exec failure's errno on EXEC_FD
+ * (close-on-exec, so EOF there means the exec succeeded).
  */
-static pid_t spawn_paused(struct wsr_err *err, char **prog_argv, int lossless, int *go_fd,
-			  int *exec_fd)
+static pid_t spawn_paused(struct wsr_err *err, char **prog_argv, int lossless,
+			  const sigset_t *mask, int *go_fd, int *exec_fd)
 {
 	int go[2], ex[2];
 	pid_t pid;
@@ -446,6 +448,8 @@ static pid_t spawn_paused(struct wsr_err *err, char **prog_argv, int lossless, i
 			setenv("LTTNG_UST_REGISTER_TIMEOUT", "-1", 1);
 		if (lossless)
 			setenv("LTTNG_UST_ALLOW_BLOCKING", "1", 1);
+		/* The caller's mask: a Ctrl-C that came during set-up is delivered now. */
+		sigprocmask(SIG_SETMASK, mask, NULL);
 		execvp(prog_argv[0], prog_argv);
 		e = errno;
 		if (write(ex[1], &e, sizeof(e)) < 0)
@@ -475,6 +479,8 @@ int cmd_run(int argc, char **argv)
 	struct timespec now, t_start = {0, 0}, t_end = {0, 0};
 	double wall_s;
 	pid_t child_pid_saved = -1;
+	sigset_t stop_sigs, old_mask;
+	int mask_saved = 0;
 	int i;
 
 	err_init(&err);
@@ -550,6 +556,19 @@ int cmd_run(int argc, char **argv)
 		err_print(&err, PREFIX, stderr);
 		return rc == -2 ? 2 : 1;
 	}
+	/*
+	 * Until the session is destroyed, stop signals wait (blocked) instead of
+	 * killing us half-way and leaving a session behind; PROGRAM gets its own
+	 * copies when it unblocks them before exec.
+	 */
+	sigemptyset(&stop_sigs);
+	sigaddset(&stop_sigs, SIGINT);
+	sigaddset(&stop_sigs, SIGQUIT);
+	sigaddset(&stop_sigs, SIGTERM);
+	sigaddset(&stop_sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &stop_sigs, &old_mask);
+	mask_saved = 1;
+
 	clock_gettime(CLOCK_REALTIME, &now);
 	snprintf(session, sizeof(session), "wsr-%d-%lld-%09ld", (int)getpid(),
 		 (long long)now.tv_sec, now.tv_nsec);
@@ -566,13 +585,29 @@ int cmd_run(int argc, char **argv)
 		goto fail;
 	}
 	session_made = 1;
-	pid = spawn_paused(&err, prog_argv, opts.lossless, &go_fd, &exec_fd);
+	pid = spawn_paused(&err, prog_argv, opts.lossless, &old_mask, &go_fd, &exec_fd);
 	if (pid < 0)
 		goto fail;
 	if (record_session_track(&err, session, pid) != 0 ||
 	    record_session_start(&err, session) != 0) {
 		err_push(&err, "setting up LTTng session %s", session);
 		goto fail;
+	}
+
+	/* A stop signal that came during set-up cancels the run before PROGRAM starts. */
+	{
+		static const int stops[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
+		sigset_t pend;
+
+		if (sigpending(&pend) == 0) {
+			for (size_t k = 0; k < sizeof(stops) / sizeof(stops[0]); k++) {
+				if (sigismember(&pend, stops[k])) {
+					err_push(&err, "interrupted by signal %d (%s) before %s started",
+						 stops[k], strsignal(stops[k]), prog_argv[0]);
+					goto fail; /* cleans up; unblocking at out: delivers it */
+				}
+			}
+		}
 	}
 
 	/* From here PROGRAM owns the terminal's signals; we forward the polite ones. */
@@ -587,6 +622,7 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGQUIT, &ign, &old_quit);
 	sigaction(SIGTERM, &fwd, &old_term);
 	sigaction(SIGHUP, &fwd, &old_hup);
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 
 	clock_gettime(CLOCK_MONOTONIC, &t_start);
 	if (write(go_fd, "g", 1) != 1) {
@@ -621,6 +657,7 @@ int cmd_run(int argc, char **argv)
 	if (child_ran)
 		exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 restore:
+	sigprocmask(SIG_BLOCK, &stop_sigs, NULL);
 	child_pid = 0;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
@@ -642,6 +679,8 @@ restore:
 		err.n = 0;
 	}
 	sessiond = 0;
+	/* The session is gone: a Ctrl-C that came meanwhile may end us now. */
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	if (!child_ran)
 		goto out;
 	wall_s = (double)(t_end.tv_sec - t_start.tv_sec) + (double)(t_end.tv_nsec - t_start.tv_nsec) / 1e9;
@@ -700,6 +739,8 @@ fail:
 			err_print(&cleanup, PREFIX, stderr);
 	}
 out:
+	if (mask_saved)
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	if (go_fd >= 0)
 		close(go_fd);
 	if (exec_fd >= 0)

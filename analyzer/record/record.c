@@ -69,10 +69,13 @@ int record_spawn(struct wsr_err *err, char *const argv[], char **out)
 	}
 	if (pid == 0) {
 		int devnull = open("/dev/null", O_RDWR);
+		sigset_t none;
 
-		/* The child of a `wsr run` that ignores SIGINT gets its defaults back. */
+		/* A tool (or a daemon) must not inherit wsr run's ignored or blocked signals. */
 		signal(SIGINT, SIG_DFL);
 		signal(SIGQUIT, SIG_DFL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (devnull >= 0)
 			dup2(devnull, STDIN_FILENO);
 		dup2(out != NULL ? pfd[1] : devnull, STDOUT_FILENO);

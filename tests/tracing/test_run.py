@@ -191,6 +191,25 @@ def case_exit_status(wsr, emitter, tmp, args):
     rc, _, err, *_ = wsr_run(wsr, tmp, 'x3', [], [emitter])  # x3 exists and is not empty
     ok &= expect(rc == 2 and 'not an empty directory' in err,
                  '--out on a non-empty directory gives 2 (got %d)' % rc)
+    # Ctrl-C (SIGINT to the process group) during set-up or while PROGRAM runs:
+    # whichever it hits, the run ends by SIGINT, and no session or program is left.
+    for delay in (0.05, 0.3, 1.0):
+        p = subprocess.Popen([wsr, 'run', '--no-ingest', '--out',
+                              os.path.join(tmp, 'int%g' % delay), '--', 'sleep', '60'],
+                             start_new_session=True, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        time.sleep(delay)
+        os.killpg(p.pid, signal.SIGINT)
+        try:
+            rc = p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = None
+        ok &= expect(rc in (130, -signal.SIGINT),
+                     'SIGINT after %gs ends the run by SIGINT (got %s)' % (delay, rc))
+        ok &= expect(subprocess.run(['pgrep', '-s', str(p.pid)], stdout=subprocess.DEVNULL)
+                     .returncode != 0, 'no process of that run is left')
     ok &= expect(not any(l.startswith('wsr-') for l in
                          subprocess.run(['lttng', 'list'], stdout=subprocess.PIPE,
                                         text=True).stdout.split()),
