@@ -10,6 +10,7 @@
 # test fails if libFuzzer reports a crash, a leak, a timeout or running out of memory; the
 # reproducer is copied to OUTDIR/fuzz-artifacts/. The executions done are printed
 # (stat::number_of_executed_units). tests/fuzz/NAME.dict, if present, is passed as -dict.
+# Before fuzzing, the reproducers of earlier findings (tests/fuzz/crashes/NAME/*) must run clean.
 # Exit 77 (skip) when clang cannot build a fuzzer.
 # The build mode recompiles only when a source is newer than the binaries.
 set -uo pipefail
@@ -96,6 +97,7 @@ fi
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:allocator_may_return_null=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+mkdir -p "$outdir"
 status=0
 total=0
 for exe in "${exes[@]}"; do
@@ -104,6 +106,17 @@ for exe in "${exes[@]}"; do
   fuzz-ingest) secs=${WSR_FUZZ_SECONDS:-30} ;;
   *) secs=${WSR_FUZZ_SECONDS:-15} ;;
   esac
+  # The reproducers of bugs found so far run first: a fixed bug must stay fixed.
+  crashes=$corpus/../crashes/$name
+  if ls "$crashes" 2>/dev/null | grep -q .; then
+    if "$exe" -close_fd_mask=2 "$crashes"/* > "$outdir/$name-regression.log" 2>&1; then
+      echo "$name: the $(ls "$crashes" | wc -l) reproducers in crashes/$name run clean"
+    else
+      status=1
+      echo "$name: FAILED on a reproducer in crashes/$name (an old bug is back or not fixed yet):"
+      grep -E 'Running:|runtime error|ERROR|SUMMARY|#[0-9] ' "$outdir/$name-regression.log" | head -30
+    fi
+  fi
   work=$(mktemp -d "/tmp/wsr-fuzz-smoke-$name-XXXXXX")
   mkdir -p "$work/corpus" "$work/artifacts"
   cp "$corpus/$name"/* "$work/corpus/" 2>/dev/null
