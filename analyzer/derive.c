@@ -1655,6 +1655,49 @@ static int64_t nice_interval(int64_t duration)
 	return best < 1000000 ? 1000000 : best;
 }
 
+/* The scheduling-latency distribution (nearest-rank p50/p90/p99 and max of
+ * sched_latency), computed once here in one sorted pass so that reports
+ * need not sort millions of intervals each time: meta.latency_n,
+ * latency_p50_ns, latency_p90_ns, latency_p99_ns, latency_max_ns. */
+static int latency_meta(struct derive *dv, struct wsr_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t n = 0, v = 0, k = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+	int rc;
+
+	if (db_prepare(dv->db, &st, "SELECT count(*) FROM sched_latency", err) < 0)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (db_prepare(dv->db, &st, "SELECT latency_ns FROM sched_latency ORDER BY 1", err) < 0)
+		return -1;
+	int64_t r50 = (n * 50 + 99) / 100, r90 = (n * 90 + 99) / 100, r99 = (n * 99 + 99) / 100;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		v = sqlite3_column_int64(st, 0);
+		k++;
+		if (k == r50)
+			p50 = v;
+		if (k == r90)
+			p90 = v;
+		if (k == r99)
+			p99 = v;
+		max = v;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		err_push(err, "sqlite: latency percentiles: %s", sqlite3_errmsg(dv->db));
+		return -1;
+	}
+	if (db_meta_int(dv->db, "latency_n", n, err) < 0 ||
+	    db_meta_int(dv->db, "latency_p50_ns", p50, err) < 0 ||
+	    db_meta_int(dv->db, "latency_p90_ns", p90, err) < 0 ||
+	    db_meta_int(dv->db, "latency_p99_ns", p99, err) < 0 ||
+	    db_meta_int(dv->db, "latency_max_ns", max, err) < 0)
+		return -1;
+	return 0;
+}
+
 int derive_finish(struct derive *dv, struct wsr_err *err)
 {
 	int64_t end = dv->last_ts;
@@ -1800,5 +1843,7 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 	for (size_t k = 0; k < sizeof(texts) / sizeof(texts[0]); k++)
 		if (texts[k].v[0] != '\0' && db_meta_text(dv->db, texts[k].k, texts[k].v, err) < 0)
 			return -1;
-	return flush_all(dv, err);
+	if (flush_all(dv, err) < 0)
+		return -1;
+	return latency_meta(dv, err);
 }

@@ -27,7 +27,9 @@ PRAGMA user_version = 1;
 -- idle_while_global_ns / idle_while_runnable_ns (time during which at least
 -- one P was idle while the global queue held a G / while some G was
 -- runnable: integrals of the counters step function), spins_found
--- (spin_stop events with found_work = 1).
+-- (spin_stop events with found_work = 1), latency_n, latency_p50_ns,
+-- latency_p90_ns, latency_p99_ns, latency_max_ns (sched_latency's
+-- nearest-rank percentiles).
 CREATE TABLE meta (
   key   TEXT PRIMARY KEY,
   value
