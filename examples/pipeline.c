@@ -150,7 +150,9 @@ static int main_g(void *arg)
 	printf("checksum = %016" PRIx64 "\n", sum);
 	printf("jobs/s = %.0f\n", dt > 0 ? (double)got / dt : 0.0);
 	if (got != njobs || sum != want) {
-		fprintf(stderr, "pipeline: %ld results, checksum %016" PRIx64 "; want %ld, %016" PRIx64 "\n",
+		fprintf(stderr,
+			"pipeline: %ld results, checksum %016" PRIx64 "; want %ld, %016" PRIx64
+			"\n",
 			got, sum, njobs, want);
 		return 1;
 	}

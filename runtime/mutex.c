@@ -36,7 +36,7 @@
 #include "proc.h"
 
 struct wsr_mutex {
-	_Atomic int state;	   /* 0 unlocked, 1 locked, 2 locked with waiters */
+	_Atomic int state; /* 0 unlocked, 1 locked, 2 locked with waiters */
 	struct wsr_lock lock;
 	struct wsr_g *head, *tail; /* waiters, FIFO via schedlink; under lock */
 };

@@ -33,8 +33,8 @@
 #include "proc.h"
 
 #define PD_READY ((uintptr_t)1)
-#define PD_WAIT	 ((uintptr_t)2)
-#define PD_PAGE	 1024
+#define PD_WAIT  ((uintptr_t)2)
+#define PD_PAGE  1024
 #define PD_PAGES 1024 /* fds up to 1M */
 
 struct pollfd_desc {
@@ -46,7 +46,7 @@ struct pollfd_desc {
 _Atomic int64_t wsr__lastpoll;
 _Atomic int64_t wsr__polluntil;
 
-static int epfd = -1;		/* written once in netpoll_init (pthread_once) */
+static int epfd = -1; /* written once in netpoll_init (pthread_once) */
 static int breakfd = -1;
 /* store-release after epfd and breakfd are set; netpoll_break load-acquires
  * it, since it may run on a thread that never went through pthread_once. */

@@ -37,9 +37,9 @@
 #include "proc.h"
 
 struct wsr_waitgroup {
-	_Atomic uint64_t state;	   /* counter << 32 | waiters */
+	_Atomic uint64_t state; /* counter << 32 | waiters */
 	struct wsr_lock lock;
-	uint32_t sema;		   /* released units not yet taken; under lock */
+	uint32_t sema;             /* released units not yet taken; under lock */
 	struct wsr_g *head, *tail; /* parked waiters, FIFO via schedlink; under lock */
 };
 

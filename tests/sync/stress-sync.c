@@ -32,7 +32,8 @@ static void example_path(char *buf, size_t len, const char *name)
 	const char *root = getenv("WSR_BUILD_ROOT");
 
 	if (root == NULL)
-		wsrtest_fail(__FILE__, __LINE__, "WSR_BUILD_ROOT is not set (run through meson test)");
+		wsrtest_fail(__FILE__, __LINE__,
+			     "WSR_BUILD_ROOT is not set (run through meson test)");
 	snprintf(buf, len, "%s/examples/%s", root, name);
 	if (access(buf, X_OK) != 0)
 		wsrtest_fail(__FILE__, __LINE__, "%s: %s", buf, strerror(errno));
@@ -121,7 +122,11 @@ WSR_TEST_TIMEOUT(echo_1000_connections_p2, 280)
  * S selector Gs each loop on a select over K shared buffered channels with
  * a random mix of send and receive cases; a sender/receiver count per
  * channel must balance at the end (values are conserved). */
-enum { K = 6, S = 16 };
+enum {
+	K = 6,
+	S = 16
+};
+
 static wsr_chan *storm[K];
 static _Atomic long sent_sum, recv_sum, sent_n, recv_n;
 static wsr_waitgroup *storm_wg;

@@ -80,8 +80,8 @@ static int dl_many_main(void *arg)
 	dl_b = wsr_chan_make(sizeof(int), 0);
 	wsr_waitgroup_add(dl_wg, 1);
 	wsr_mutex_lock(dl_mu);
-	wsr_go(dl_mutex_g, NULL); /* G2 */
-	wsr_go(dl_wg_g, NULL);	  /* G3 */
+	wsr_go(dl_mutex_g, NULL);  /* G2 */
+	wsr_go(dl_wg_g, NULL);     /* G3 */
 	wsr_go(dl_select_g, NULL); /* G4 */
 	/* Let them all block before blocking ourselves. */
 	for (i = 0; i < 10; i++)

@@ -28,9 +28,9 @@ void st_run(const char *name, int procs, int (*fn)(void *), void *arg, unsigned 
 void st_watchdog(const char *name, unsigned secs);
 
 struct st_child {
-	int status;  /* raw waitpid status */
-	char *out;   /* captured stdout, NUL-terminated (malloc'd) */
-	char *err;   /* captured stderr */
+	int status; /* raw waitpid status */
+	char *out;  /* captured stdout, NUL-terminated (malloc'd) */
+	char *err;  /* captured stderr */
 };
 
 /* Forks; the child runs fn(arg) with stdout and stderr redirected into

@@ -180,8 +180,12 @@ static void mpmc_cons(void *arg)
 
 static int mpmc_main(void *arg)
 {
-	struct mpmc m = {wsr_chan_make(sizeof(long), 4), wsr_waitgroup_make(),
-			 wsr_waitgroup_make(), 0, 0, 5000};
+	struct mpmc m = {wsr_chan_make(sizeof(long), 4),
+			 wsr_waitgroup_make(),
+			 wsr_waitgroup_make(),
+			 0,
+			 0,
+			 5000};
 	int i, np = 4, nc = 4;
 
 	(void)arg;
@@ -335,7 +339,8 @@ static int select_default_main(void *arg)
 {
 	wsr_chan *u = wsr_chan_make(sizeof(int), 0), *b = wsr_chan_make(sizeof(int), 1);
 	int v = 1, w = 0;
-	wsr_select_case cs[3] = {{u, WSR_RECV, &w, 0}, {u, WSR_SEND, &v, 0}, {NULL, WSR_RECV, &w, 0}};
+	wsr_select_case cs[3] = {
+		{u, WSR_RECV, &w, 0}, {u, WSR_SEND, &v, 0}, {NULL, WSR_RECV, &w, 0}};
 	wsr_select_case one;
 
 	(void)arg;
@@ -381,7 +386,11 @@ WSR_TEST_TIMEOUT(select_with_default, 30)
  * mean 10,000, sd 87; the bounds below are 23 sd away. */
 static int select_fair_main(void *arg)
 {
-	enum { K = 4, ROUNDS = 40000 };
+	enum {
+		K = 4,
+		ROUNDS = 40000
+	};
+
 	wsr_chan *cs[K];
 	wsr_select_case sc[K];
 	long counts[K] = {0};

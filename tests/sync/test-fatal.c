@@ -50,19 +50,17 @@ static void run(struct st_child *r, const char *scenario, const char *procs, con
 	st_exec(r, argv, 20);
 }
 
-#define ASSERT_HAS(hay, needle)                                                                    \
-	do {                                                                                       \
-		if (strstr((hay), (needle)) == NULL)                                               \
-			wsrtest_fail(__FILE__, __LINE__, "missing \"%s\" in:\n%s", (needle),       \
-				     (hay));                                                       \
-	} while (0)
+#define ASSERT_HAS(hay, needle)                                                 \
+ do {                                                                           \
+  if (strstr((hay), (needle)) == NULL)                                          \
+   wsrtest_fail(__FILE__, __LINE__, "missing \"%s\" in:\n%s", (needle), (hay)); \
+ } while (0)
 
-#define ASSERT_HASNT(hay, needle)                                                                  \
-	do {                                                                                       \
-		if (strstr((hay), (needle)) != NULL)                                               \
-			wsrtest_fail(__FILE__, __LINE__, "unexpected \"%s\" in:\n%s", (needle),    \
-				     (hay));                                                       \
-	} while (0)
+#define ASSERT_HASNT(hay, needle)                                                  \
+ do {                                                                              \
+  if (strstr((hay), (needle)) != NULL)                                             \
+   wsrtest_fail(__FILE__, __LINE__, "unexpected \"%s\" in:\n%s", (needle), (hay)); \
+ } while (0)
 
 WSR_TEST_TIMEOUT(deadlock_main_blocked_on_chan, 30)
 {

@@ -22,8 +22,8 @@
 /* ---- mutex excludes ---- */
 struct excl {
 	wsr_mutex *mu;
-	long counter;	 /* under mu */
-	int inside;	 /* under mu: must be 0 on entry */
+	long counter; /* under mu */
+	int inside;   /* under mu: must be 0 on entry */
 	wsr_waitgroup *wg;
 	long per;
 };
@@ -146,7 +146,7 @@ WSR_TEST_TIMEOUT(mutex_waiter_parks_as_g_p1, 30)
 /* Hand-off is FIFO: waiters get the mutex in the order they queued. */
 struct fifo {
 	wsr_mutex *mu;
-	int order[8], n;   /* under mu */
+	int order[8], n; /* under mu */
 	_Atomic int queued;
 	wsr_waitgroup *wg;
 };

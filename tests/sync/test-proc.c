@@ -12,9 +12,9 @@
  * Concurrency: flags shared between Gs on different Ms are atomics.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -343,7 +343,10 @@ static void order_sleeper(void *arg)
 
 static int timerorder_main(void *arg)
 {
-	enum { N = 5 };
+	enum {
+		N = 5
+	};
+
 	wsr_chan *c = wsr_chan_make(sizeof(int), N);
 	struct order os[N];
 	int i, v;
