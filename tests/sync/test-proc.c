@@ -79,11 +79,13 @@ WSR_TEST_TIMEOUT(parallelism_happens_p2, 30)
 
 /* ---- hog (Go: TestPingPongHog's starvation half) ----
  * At P=1 a ping-pong pair hands the P back and forth through runnext and
- * inherits the time slice, so without sysmon's 10 ms preemption it would
- * run forever. A third G, queued behind them, must still get to run and
- * stop them. */
+ * inherits the time slice (schedtick does not move), so without sysmon's
+ * 10 ms preemption it would run forever. After 1000 trips A wakes a third G
+ * (into runnext), and A's next send to B kicks it out to the ring, behind a
+ * runnext that the pair refills at every hand-off: from then on only a
+ * preemption lets the third G run, and only the third G stops the pair. */
 struct hog {
-	wsr_chan *ping, *pong;
+	wsr_chan *ping, *pong, *kick; /* kick: NULL for the timer variant */
 	_Atomic int stop;
 	_Atomic long trips;
 	wsr_waitgroup *wg;
@@ -95,6 +97,8 @@ static void hog_a(void *arg)
 	int v = 0;
 
 	while (!atomic_load(&h->stop)) {
+		if (h->kick != NULL && h->trips == 1000)
+			wsr_chan_send(h->kick, &v);
 		wsr_chan_send(h->ping, &v);
 		wsr_chan_recv(h->pong, &v);
 		h->trips++;
@@ -119,31 +123,36 @@ static void hog_b(void *arg)
 	wsr_waitgroup_done(h->wg);
 }
 
-static void hog_stopper(void *arg)
+static void hog_third(void *arg)
 {
 	struct hog *h = arg;
+	int v;
 
+	ASSERT_EQ(wsr_chan_recv(h->kick, &v), 1);
 	atomic_store(&h->stop, 1);
 	wsr_waitgroup_done(h->wg);
 }
 
 static int hog_main(void *arg)
 {
-	struct hog h = {wsr_chan_make(sizeof(int), 0), wsr_chan_make(sizeof(int), 0), 0, 0,
+	struct hog h = {wsr_chan_make(sizeof(int), 0),
+			wsr_chan_make(sizeof(int), 0),
+			wsr_chan_make(sizeof(int), 1),
+			0,
+			0,
 			wsr_waitgroup_make()};
 
 	(void)arg;
 	wsr_waitgroup_add(h.wg, 3);
+	wsr_go(hog_third, &h);
 	wsr_go(hog_a, &h);
 	wsr_go(hog_b, &h);
-	/* Let the pair get going before the third G is queued behind them. */
-	while (h.trips < 1000)
-		wsr_yield();
-	wsr_go(hog_stopper, &h);
 	wsr_waitgroup_wait(h.wg);
 	ASSERT_EQ(atomic_load(&h.stop), 1);
+	ASSERT_GE(h.trips, 1000);
 	wsr_chan_free(h.ping);
 	wsr_chan_free(h.pong);
+	wsr_chan_free(h.kick);
 	wsr_waitgroup_free(h.wg);
 	return 0;
 }
@@ -305,7 +314,7 @@ WSR_TEST_TIMEOUT(timer_fires_while_gs_yield_p2, 30)
 /* The same against a channel ping-pong pair (runnext inheritance). */
 static int timerpair_main(void *arg)
 {
-	struct hog h = {wsr_chan_make(sizeof(int), 0), wsr_chan_make(sizeof(int), 0), 0, 0,
+	struct hog h = {wsr_chan_make(sizeof(int), 0), wsr_chan_make(sizeof(int), 0), NULL, 0, 0,
 			wsr_waitgroup_make()};
 
 	(void)arg;
