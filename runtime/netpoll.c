@@ -6,7 +6,8 @@
  * Invariants:
  *   - Each fd used through these calls is non-blocking and registered
  *     edge-triggered for read and write; registration is (re)tried before
- *     every park, so an fd number reused after close(2) is registered again.
+ *     every park (and only then: a call that succeeds at once makes no
+ *     epoll_ctl), so an fd number reused after close(2) is registered again.
  *   - A poll descriptor's rg/wg word is 0 (nothing), PD_READY (an event
  *     arrived that nobody consumed), PD_WAIT (a G is about to park) or the
  *     parked G itself; only the parking G and the poller change it, by CAS.
@@ -150,11 +151,9 @@ static __attribute__((noinline)) void errno_set(int e)
 	errno = e;
 }
 
-/* Makes fd non-blocking and registers it; -1 with errno set on failure. */
+/* Makes fd non-blocking (once per descriptor); -1 with errno set on failure. */
 static int pd_prepare(int fd, struct pollfd_desc *pd)
 {
-	struct epoll_event ev;
-
 	wsr__netpoll_inited();
 	if (!load_relaxed(&pd->nonblock)) {
 		int fl = fcntl(fd, F_GETFL);
@@ -165,6 +164,19 @@ static int pd_prepare(int fd, struct pollfd_desc *pd)
 			return -1;
 		store_relaxed(&pd->nonblock, 1);
 	}
+	return 0;
+}
+
+/* Registers fd with epoll (EEXIST is fine); -1 with errno set on failure.
+ * Called only on the way to a park, after the call said EAGAIN: an fd that
+ * is ready at once costs no epoll_ctl, and an fd number reused after
+ * close(2) (which drops the old registration) is registered again before
+ * anyone waits on it. Adding an fd that is already ready reports it at
+ * once, so nothing that arrived since the EAGAIN is missed. */
+static int pd_register(int fd)
+{
+	struct epoll_event ev;
+
 	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 	ev.data.fd = fd;
@@ -199,15 +211,20 @@ static bool block_commit(struct wsr_g *gp, void *arg)
 	return false;
 }
 
-/* Parks until the fd is ready for this mode. */
-static void pd_wait(_Atomic uintptr_t *gpp)
+/* Parks until fd is ready for this mode (gpp is its rg or wg word); -1 with
+ * errno set if fd cannot be registered. */
+static int pd_wait(int fd, _Atomic uintptr_t *gpp)
 {
-	uintptr_t old = load_seq(gpp);
+	uintptr_t old;
+
+	if (pd_register(fd) != 0)
+		return -1;
+	old = load_seq(gpp);
 
 	for (;;) {
 		if (old == PD_READY) {
 			if (cas_seq(gpp, &old, 0))
-				return;
+				return 0;
 			continue;
 		}
 		if (old != 0)
@@ -218,6 +235,7 @@ static void pd_wait(_Atomic uintptr_t *gpp)
 	wsr__gopark(block_commit, (void *)gpp, WR_IO);
 	/* Consume the readiness that woke us (or that aborted the park). */
 	xchg_seq(gpp, 0);
+	return 0;
 }
 
 struct wsr_g *wsr__netpoll(struct wsr_m *mp, int64_t delay, int32_t *np)
@@ -312,8 +330,8 @@ ssize_t wsr_read(int fd, void *buf, size_t n)
 			errno_set(e);
 			return r;
 		}
-		if (errno_get() == EAGAIN)
-			pd_wait(&pd->rg);
+		if (errno_get() == EAGAIN && pd_wait(fd, &pd->rg) != 0)
+			return -1;
 	}
 }
 
@@ -339,9 +357,8 @@ ssize_t wsr_write(int fd, const void *buf, size_t n)
 		}
 		if (errno_get() == EINTR)
 			continue;
-		if (errno_get() != EAGAIN)
+		if (errno_get() != EAGAIN || pd_wait(fd, &pd->wg) != 0)
 			return done > 0 ? (ssize_t)done : -1;
-		pd_wait(&pd->wg);
 	}
 	wsr__preempt_check();
 	return (ssize_t)done;
@@ -375,9 +392,8 @@ int wsr_accept(int fd, struct sockaddr *sa, socklen_t *len)
 		}
 		if (errno_get() == EINTR || errno_get() == ECONNABORTED)
 			continue;
-		if (errno_get() != EAGAIN)
+		if (errno_get() != EAGAIN || pd_wait(fd, &pd->rg) != 0)
 			return -1;
-		pd_wait(&pd->rg);
 	}
 }
 
@@ -402,7 +418,8 @@ int wsr_connect(int fd, const struct sockaddr *sa, socklen_t len)
 	if (errno_get() != EINPROGRESS && errno_get() != EINTR)
 		return -1;
 	for (;;) {
-		pd_wait(&pd->wg);
+		if (pd_wait(fd, &pd->wg) != 0)
+			return -1;
 		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0)
 			return -1;
 		if (err == EINPROGRESS || err == EALREADY)
