@@ -17,6 +17,7 @@
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #include <wsr.h>
@@ -191,6 +192,7 @@ void wsr_sleep_ns(int64_t ns)
 {
 	struct wsr_m *mp = wsr__getm();
 	struct wsr_g *gp;
+	int64_t now;
 
 	if (mp == NULL || mp->curg == NULL)
 		wsr__throw("wsr_sleep_ns: called outside a G");
@@ -199,7 +201,9 @@ void wsr_sleep_ns(int64_t ns)
 		return;
 	}
 	gp = mp->curg;
-	gp->when = wsr__nanotime() + ns;
+	now = wsr__nanotime();
+	/* Saturate: a huge ns must not wrap into the past and fire at once. */
+	gp->when = ns > INT64_MAX - now ? INT64_MAX : now + ns;
 	gp->sleeping = 1;
 	wsr__gopark(sleep_commit, NULL, WR_SLEEP);
 	wsr__preempt_check();

@@ -553,3 +553,30 @@ WSR_TEST_TIMEOUT(ten_thousand_sleepers_wake_p2, 30)
 {
 	st_run("ten_thousand_sleepers_wake_p2", 2, sleepers_main, NULL, 25);
 }
+
+/* A sleep of INT64_MAX ns must not wrap into the past and fire at once. */
+static _Atomic int forever_woke;
+
+static void forever_sleeper(void *arg)
+{
+	(void)arg;
+	wsr_sleep_ns(INT64_MAX);
+	forever_woke = 1;
+}
+
+static int huge_sleep_main(void *arg)
+{
+	int i;
+
+	(void)arg;
+	wsr_go(forever_sleeper, NULL);
+	for (i = 0; i < 10; i++)
+		wsr_sleep_ns(1000000);
+	ASSERT_EQ(forever_woke, 0);
+	return 0; /* the sleeper is abandoned, as in Go */
+}
+
+WSR_TEST_TIMEOUT(huge_sleep_does_not_wrap_p1, 30)
+{
+	st_run("huge_sleep_does_not_wrap_p1", 1, huge_sleep_main, NULL, 25);
+}
