@@ -194,10 +194,12 @@ static int nodl_syscall_main(void *arg)
 /* Uses about depth KiB of stack. */
 static __attribute__((noinline)) long deep(long depth)
 {
-	volatile char frame[1000];
+	char frame[1000];
 
-	frame[0] = (char)depth;
-	frame[999] = (char)depth;
+	/* Fill the whole frame and let an opaque asm see it, so no compiler
+	 * can shrink it (clang kept 8 bytes of a volatile array). */
+	memset(frame, (int)depth, sizeof(frame));
+	__asm__ volatile("" : : "r"(frame) : "memory");
 	if (depth <= 0)
 		return frame[0];
 	return deep(depth - 1) + frame[999];
