@@ -9,8 +9,11 @@
  *     hung"), which prints the G/M/P dump and aborts, so a hang is a failure
  *     with a diagnosis rather than a bare SIGALRM. The watchdog fires before
  *     the harness alarm (keep secs below the case timeout).
- *   - st_fork() forks before any runtime thread exists in the caller (each
- *     WSR_TEST case is itself a fresh fork), so the child starts clean.
+ *   - st_fork() runs fn in a plain fork: fine for code that starts no
+ *     thread, but the test process already runs LTTng-UST's threads and
+ *     TSan refuses to start threads after a multi-threaded fork, so a child
+ *     that boots the runtime must be exec'd (st_exec, as test-fatal does
+ *     with sync-child).
  * Concurrency: the watchdog is a plain pthread, not an M; it only reads the
  *   clock and, on expiry, throws.
  */
