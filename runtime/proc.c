@@ -55,6 +55,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1048,6 +1049,12 @@ int64_t wsr_self_id(void)
 	struct wsr_g *gp = wsr__getg();
 
 	return gp != NULL ? gp->goid : -1;
+}
+
+__attribute__((noinline)) int wsr_errno(void)
+{
+	__asm__ volatile("" ::: "memory");
+	return errno;
 }
 
 void wsr_yield(void)

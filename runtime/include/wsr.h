@@ -99,6 +99,13 @@ WSR_EXPORT ssize_t wsr_write(int fd, const void *buf, size_t n);
 WSR_EXPORT int wsr_accept(int fd, struct sockaddr *sa, socklen_t *len);
 WSR_EXPORT int wsr_connect(int fd, const struct sockaddr *sa, socklen_t len);
 
+/* errno of the calling thread, read through a call the compiler cannot
+ * fold: a G may resume on another thread after any wsr_* call, and
+ * __errno_location() is declared const, so `errno` read in the same function
+ * before and after a park may name the old thread's. Read a failed wsr_*
+ * call's error as wsr_errno(), right after the call. */
+WSR_EXPORT int wsr_errno(void);
+
 /* Stack size of Gs created from now on (bytes, rounded up to pages); 0 keeps
  * the current one. Returns the previous size. Default 256 KiB or
  * WSRDEBUG=stacksize=N. */
