@@ -47,6 +47,6 @@ const char *const wsr_g_source_names[WSR_G_SOURCE_COUNT] = {
 };
 
 const char *const wsr_g_reason_names[WSR_G_REASON_COUNT] = {
-	"yield", "block", "sleep", "chan", "mutex", "syscall",
-	"preempt", "exit", "select", "waitgroup", "io",
+	"yield",   "block", "sleep",  "chan",      "mutex", "syscall",
+	"preempt", "exit",  "select", "waitgroup", "io",
 };

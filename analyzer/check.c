@@ -27,7 +27,15 @@
 #include "db.h"
 #include "metrics.h"
 
-enum op { OP_GT, OP_GE, OP_LT, OP_LE, OP_EQ, OP_NE };
+enum op {
+	OP_GT,
+	OP_GE,
+	OP_LT,
+	OP_LE,
+	OP_EQ,
+	OP_NE
+};
+
 #define OP_COUNT 6
 static const char *const op_names[OP_COUNT] = {">", ">=", "<", "<=", "==", "!="};
 
@@ -163,7 +171,8 @@ int cmd_check(int argc, char **argv)
 			return 0;
 		} else if (strcmp(a, "--fail-if") == 0) {
 			if (i + 1 >= argc) {
-				fprintf(stderr, "wsr check: error: --fail-if needs an expression\n");
+				fprintf(stderr,
+					"wsr check: error: --fail-if needs an expression\n");
 				return 2;
 			}
 			if (n == 64) {
@@ -281,7 +290,8 @@ int cmd_diff(int argc, char **argv)
 			printf("| %s%s | %.6g | %.6g | %+.6g | %s |\n", metric_list[i].name,
 			       lossy ? "*" : "", a, b, d, rel);
 		else
-			printf("%-26s %16.6g %16.6g %+16.6g %9s\n", metric_list[i].name, a, b, d, rel);
+			printf("%-26s %16.6g %16.6g %+16.6g %9s\n", metric_list[i].name, a, b, d,
+			       rel);
 		if (!json && !md && lossy)
 			printf("%-26s (* events were lost in one of the runs: approximate)\n", "");
 	}

@@ -136,8 +136,7 @@ static int db_meta(sqlite3 *db, const char *key, int is_int, int64_t v, const ch
 	sqlite3_stmt *st = NULL;
 	int ret = -1;
 
-	if (db_prepare(db, &st, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", err) <
-	    0)
+	if (db_prepare(db, &st, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", err) < 0)
 		goto out;
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
 	if (is_int)

@@ -34,11 +34,11 @@
 #include "decode.h"
 
 #define DEC_MAX_STREAMS 4096
-#define DEC_EC_SLOTS 1024
-#define SCHED_FIELDS 8
+#define DEC_EC_SLOTS    1024
+#define SCHED_FIELDS    8
 
 static const char *const sched_field_names[SCHED_FIELDS] = {
-	"gomaxprocs", "idleprocs", "threads", "spinningthreads",
+	"gomaxprocs",   "idleprocs",   "threads",  "spinningthreads",
 	"needspinning", "idlethreads", "runqueue", "runq",
 };
 
@@ -123,8 +123,8 @@ void decode_take_bt_error(struct wsr_err *err)
 			const bt_error_cause *c = bt_error_borrow_cause_by_index(e, i);
 			const char *msg = bt_error_cause_get_message(c);
 			const char *mod = bt_error_cause_get_module_name(c);
-			if (pass == 0 && bt_error_cause_get_actor_type(c) ==
-						 BT_ERROR_CAUSE_ACTOR_TYPE_UNKNOWN)
+			if (pass == 0 &&
+			    bt_error_cause_get_actor_type(c) == BT_ERROR_CAUSE_ACTOR_TYPE_UNKNOWN)
 				continue;
 			err_push(err, "babeltrace2 %s: %s", mod != NULL ? mod : "?",
 				 msg != NULL ? msg : "?");
@@ -154,8 +154,8 @@ static int is_int_class(const bt_field_class *st, int idx)
 		return 0;
 	const bt_field_class_structure_member *mb =
 		bt_field_class_structure_borrow_member_by_index_const(st, (uint64_t)idx);
-	bt_field_class_type t =
-		bt_field_class_get_type(bt_field_class_structure_member_borrow_field_class_const(mb));
+	bt_field_class_type t = bt_field_class_get_type(
+		bt_field_class_structure_member_borrow_field_class_const(mb));
 	return bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_INTEGER);
 }
 
@@ -242,7 +242,8 @@ static struct sc_desc *sc_get(struct wsr_decoder *d, const bt_stream_class *sc)
 	if (d->n_sc >= (int)(sizeof(d->sc) / sizeof(d->sc[0])))
 		return NULL;
 	struct sc_desc *s = &d->sc[d->n_sc++];
-	const bt_field_class *cc = bt_stream_class_borrow_event_common_context_field_class_const(sc);
+	const bt_field_class *cc =
+		bt_stream_class_borrow_event_common_context_field_class_const(sc);
 	s->cls = sc;
 	s->idx_vtid = member_index(cc, "vtid");
 	s->idx_vpid = member_index(cc, "vpid");
@@ -286,15 +287,15 @@ static void json_str(char *buf, size_t size, size_t *off, const char *s)
 	buf[*off] = '\0';
 }
 
-#define APPEND(...)                                                                                \
-	do {                                                                                       \
-		if (off < size) {                                                                  \
-			int w_ = snprintf(buf + off, size - off, __VA_ARGS__);                     \
-			off = w_ > 0 ? off + (size_t)w_ : off;                                     \
-			if (off >= size)                                                           \
-				off = size - 1;                                                    \
-		}                                                                                  \
-	} while (0)
+#define APPEND(...)                                       \
+ do {                                                     \
+  if (off < size) {                                       \
+   int w_ = snprintf(buf + off, size - off, __VA_ARGS__); \
+   off = w_ > 0 ? off + (size_t)w_ : off;                 \
+   if (off >= size)                                       \
+    off = size - 1;                                       \
+  }                                                       \
+ } while (0)
 
 /* A field as a JSON value (integers, reals, strings, arrays; others null). */
 static void json_field(char *buf, size_t size, size_t *offp, const bt_field *f, int depth)
@@ -310,9 +311,9 @@ static void json_field(char *buf, size_t size, size_t *offp, const bt_field *f, 
 	} else if (t == BT_FIELD_CLASS_TYPE_STRING) {
 		json_str(buf, size, &off, bt_field_string_get_value(f));
 	} else if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_REAL)) {
-		APPEND("%.17g", t == BT_FIELD_CLASS_TYPE_SINGLE_PRECISION_REAL ?
-					(double)bt_field_real_single_precision_get_value(f) :
-					bt_field_real_double_precision_get_value(f));
+		APPEND("%.17g", t == BT_FIELD_CLASS_TYPE_SINGLE_PRECISION_REAL
+					? (double)bt_field_real_single_precision_get_value(f)
+					: bt_field_real_double_precision_get_value(f));
 	} else if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_ARRAY) && depth < 4) {
 		uint64_t n = bt_field_array_get_length(f);
 		APPEND("[");
@@ -320,7 +321,8 @@ static void json_field(char *buf, size_t size, size_t *offp, const bt_field *f, 
 			if (i > 0)
 				APPEND(",");
 			json_field(buf, size, &off,
-				   bt_field_array_borrow_element_field_by_index_const(f, i), depth + 1);
+				   bt_field_array_borrow_element_field_by_index_const(f, i),
+				   depth + 1);
 		}
 		APPEND("]");
 	} else if (t == BT_FIELD_CLASS_TYPE_STRUCTURE && depth < 4) {
@@ -462,11 +464,10 @@ static int decode_event(struct wsr_decoder *d, const bt_message *msg, struct wsr
 		d->last_cpu = -1;
 		const bt_field *pc = pk != NULL ? bt_packet_borrow_context_field_const(pk) : NULL;
 		if (pc != NULL) {
-			const bt_field *c = bt_field_structure_borrow_member_field_by_name_const(pc,
-												 "cpu_id");
-			if (c != NULL &&
-			    bt_field_class_type_is(bt_field_get_class_type(c),
-						   BT_FIELD_CLASS_TYPE_INTEGER))
+			const bt_field *c =
+				bt_field_structure_borrow_member_field_by_name_const(pc, "cpu_id");
+			if (c != NULL && bt_field_class_type_is(bt_field_get_class_type(c),
+								BT_FIELD_CLASS_TYPE_INTEGER))
 				d->last_cpu = (int32_t)field_int(c);
 		}
 	}
@@ -566,7 +567,8 @@ static int decode_discarded(struct wsr_decoder *d, const bt_message *msg, int pa
 			    bt_stream_borrow_class_const(s))) {
 			b = bt_message_discarded_packets_borrow_beginning_default_clock_snapshot_const(
 				msg);
-			e = bt_message_discarded_packets_borrow_end_default_clock_snapshot_const(msg);
+			e = bt_message_discarded_packets_borrow_end_default_clock_snapshot_const(
+				msg);
 		}
 		r.a1 = REC_DISC_PACKETS;
 	} else {
@@ -577,7 +579,8 @@ static int decode_discarded(struct wsr_decoder *d, const bt_message *msg, int pa
 			    bt_stream_borrow_class_const(s))) {
 			b = bt_message_discarded_events_borrow_beginning_default_clock_snapshot_const(
 				msg);
-			e = bt_message_discarded_events_borrow_end_default_clock_snapshot_const(msg);
+			e = bt_message_discarded_events_borrow_end_default_clock_snapshot_const(
+				msg);
 		}
 		r.a1 = REC_DISC_EVENTS;
 	}
@@ -662,7 +665,7 @@ static bt_graph_simple_sink_component_initialize_func_status sink_init(bt_messag
 }
 
 static bt_graph_simple_sink_component_consume_func_status sink_consume(bt_message_iterator *it,
-									void *data)
+								       void *data)
 {
 	struct run_ctx *rc = data;
 
@@ -766,7 +769,7 @@ int decode_trace_dirs(const char *const *dirs, int ndirs, wsr_rec_cb cb, void *c
 			for (uint64_t k = 0; k < nin && ip == NULL; k++) {
 				const bt_port_input *cand =
 					bt_component_filter_borrow_input_port_by_index_const(mux,
-											    k);
+											     k);
 				if (!bt_port_is_connected(bt_port_input_as_port_const(cand)))
 					ip = cand;
 			}
@@ -779,7 +782,8 @@ int decode_trace_dirs(const char *const *dirs, int ndirs, wsr_rec_cb cb, void *c
 		}
 	}
 	const bt_port_input *sink_in = bt_component_sink_borrow_input_port_by_index_const(sink, 0);
-	const bt_port_output *mux_out = bt_component_filter_borrow_output_port_by_index_const(mux, 0);
+	const bt_port_output *mux_out =
+		bt_component_filter_borrow_output_port_by_index_const(mux, 0);
 	if (bt_graph_connect_ports(graph, mux_out, sink_in, NULL) !=
 	    BT_GRAPH_CONNECT_PORTS_STATUS_OK) {
 		decode_take_bt_error(err);

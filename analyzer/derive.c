@@ -53,21 +53,47 @@
 #include "db.h"
 #include "derive.h"
 
-#define WSR_MAX_P 1024
-#define WSR_MAX_M (1 << 20)
-#define WSR_MAX_G ((int64_t)1 << 48)
+#define WSR_MAX_P   1024
+#define WSR_MAX_M   (1 << 20)
+#define WSR_MAX_G   ((int64_t)1 << 48)
 #define MAX_STREAMS 4096
 
-enum gstate { GS_RUNNABLE, GS_RUNNING, GS_WAITING, GS_SYSCALL };
+enum gstate {
+	GS_RUNNABLE,
+	GS_RUNNING,
+	GS_WAITING,
+	GS_SYSCALL
+};
+
 static const char *const gstate_names[] = {"runnable", "running", "waiting", "syscall"};
 
-enum pstate { PS_IDLE, PS_RUNNING, PS_SPINNING, PS_SYSCALL, PS_NONE };
+enum pstate {
+	PS_IDLE,
+	PS_RUNNING,
+	PS_SPINNING,
+	PS_SYSCALL,
+	PS_NONE
+};
+
 static const char *const pstate_names[] = {"idle", "running", "spinning", "syscall"};
 
-enum mstate { MS_RUNNING, MS_SPINNING, MS_SYSCALL, MS_PARKED, MS_NOP, MS_NONE };
+enum mstate {
+	MS_RUNNING,
+	MS_SPINNING,
+	MS_SYSCALL,
+	MS_PARKED,
+	MS_NOP,
+	MS_NONE
+};
+
 static const char *const mstate_names[] = {"running", "spinning", "syscall", "parked", "no_p"};
 
-enum gq { Q_NONE, Q_RING, Q_RUNNEXT, Q_GLOBAL };
+enum gq {
+	Q_NONE,
+	Q_RING,
+	Q_RUNNEXT,
+	Q_GLOBAL
+};
 
 struct gs {
 	int64_t g; /* 0: empty slot */
@@ -162,7 +188,12 @@ static const char *const stmt_sql[ST_COUNT] = {
  */
 #define BATCH_ROWS 32
 
-enum vtype { V_NULL, V_INT, V_TEXT, V_OWNED };
+enum vtype {
+	V_NULL,
+	V_INT,
+	V_TEXT,
+	V_OWNED
+};
 
 struct val {
 	uint8_t t;
@@ -313,6 +344,7 @@ static void free_vals(struct val *v, int n)
 		if (v[i].t == V_OWNED)
 			free((char *)v[i].s);
 }
+
 /* The current row of table k, to fill with bind_*() and end with step(). */
 static inline struct val *row(struct derive *dv, enum stmt k)
 {
@@ -518,8 +550,8 @@ static int g_write_row(struct derive *dv, struct gs *e, int64_t end_ts, struct w
 }
 
 /* A G seen for the first time at ts, in `state`. */
-static struct gs *g_new(struct derive *dv, int64_t g, int64_t ts, uint8_t state,
-			const char *reason, struct wsr_err *err)
+static struct gs *g_new(struct derive *dv, int64_t g, int64_t ts, uint8_t state, const char *reason,
+			struct wsr_err *err)
 {
 	struct gs *e = g_find(dv, g);
 
@@ -924,8 +956,8 @@ static const char *ev_name(const struct wsr_rec *r, const char *extra)
 	return extra != NULL && r->extra_len > 0 ? extra : "?";
 }
 
-static int bad(struct derive *dv, const struct wsr_rec *r, const char *extra,
-	       struct wsr_err *err, const char *what, int64_t v)
+static int bad(struct derive *dv, const struct wsr_rec *r, const char *extra, struct wsr_err *err,
+	       const char *what, int64_t v)
 {
 	const char *sname = dv->streams[r->stream].name;
 
@@ -1058,8 +1090,7 @@ static int validate(struct derive *dv, const struct wsr_rec *r, const char *extr
 
 /* ---- the state machines ---- */
 
-static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra,
-		 struct wsr_err *err)
+static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, struct wsr_err *err)
 {
 	int64_t ts = r->ts;
 	int p = r->p, m = r->m;
@@ -1403,8 +1434,8 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra,
 		e = g_get(dv, r->g, ts, err);
 		if (e == NULL)
 			return -1;
-		if (e->state != GS_SYSCALL && g_to(dv, e, GS_SYSCALL, ts, p, m, "syscall", NULL,
-						   err) < 0)
+		if (e->state != GS_SYSCALL &&
+		    g_to(dv, e, GS_SYSCALL, ts, p, m, "syscall", NULL, err) < 0)
 			return -1;
 		if (p >= 0)
 			dv->ps[p].syscalls++;
@@ -1545,8 +1576,7 @@ static void meta_env(struct derive *dv, const char *key, const char *val)
 		dv->tracer_minor = atoi(val);
 }
 
-int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra,
-	       struct wsr_err *err)
+int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra, struct wsr_err *err)
 {
 	switch (r->type) {
 	case REC_STREAM: {
@@ -1773,7 +1803,8 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 	}
 
 	for (int k = 0; k < EV_COUNT + dv->n_other; k++) {
-		const char *name = k < EV_COUNT ? wsr_catalog[k].name : dv->other_names[k - EV_COUNT];
+		const char *name =
+			k < EV_COUNT ? wsr_catalog[k].name : dv->other_names[k - EV_COUNT];
 		uint64_t n = k < EV_COUNT ? dv->per_ev[k] : dv->other_counts[k - EV_COUNT];
 		if (n == 0)
 			continue;
@@ -1796,6 +1827,7 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 	snprintf(buf, sizeof(buf), "%d.%d", dv->tracer_major, dv->tracer_minor);
 	if (dv->env_vpid[0] == '\0' && dv->vpid != 0)
 		snprintf(dv->env_vpid, sizeof(dv->env_vpid), "%" PRId64, dv->vpid);
+
 	struct {
 		const char *k;
 		int64_t v;
@@ -1822,9 +1854,11 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 		{"spins_found", (int64_t)dv->spins_found, true},
 		{"other_process_events", (int64_t)dv->skipped_other_vpid, dv->want_vpid > 0},
 	};
+
 	for (size_t k = 0; k < sizeof(ints) / sizeof(ints[0]); k++)
 		if (ints[k].ok && db_meta_int(dv->db, ints[k].k, ints[k].v, err) < 0)
 			return -1;
+
 	struct {
 		const char *k;
 		const char *v;
@@ -1840,6 +1874,7 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 		{"analyzer_version", WSR_VERSION},
 		{"clock", "ns from origin (babeltrace2 clock snapshot)"},
 	};
+
 	for (size_t k = 0; k < sizeof(texts) / sizeof(texts[0]); k++)
 		if (texts[k].v[0] != '\0' && db_meta_text(dv->db, texts[k].k, texts[k].v, err) < 0)
 			return -1;

@@ -29,8 +29,7 @@ struct derive *derive_create(sqlite3 *db, const char *trace, struct wsr_err *err
 /* Keep only the events of process vpid (others are skipped and counted in
  * meta.other_process_events); without it, a second process is bad input. */
 void derive_set_vpid(struct derive *dv, int64_t vpid);
-int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra,
-	       struct wsr_err *err);
+int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra, struct wsr_err *err);
 int derive_finish(struct derive *dv, struct wsr_err *err);
 void derive_destroy(struct derive *dv);
 

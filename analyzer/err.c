@@ -19,7 +19,7 @@ void err_init(struct wsr_err *err)
 }
 
 static __attribute__((format(printf, 2, 0))) void err_vpush(struct wsr_err *err, const char *fmt,
-							       va_list ap)
+							    va_list ap)
 {
 	/* Full: drop the second outermost-so-far cause to keep the innermost
 	 * (the root cause) and make room for the new, outer one. */

@@ -34,9 +34,9 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <dirent.h>
 #include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -60,8 +60,8 @@
 #include "derive.h"
 #include "ingest.h"
 
-#define CTF_MAGIC 0xC1FC1FC1u
-#define TSDL_MAGIC 0x75D11D57u
+#define CTF_MAGIC    0xC1FC1FC1u
+#define TSDL_MAGIC   0x75D11D57u
 #define MAX_METADATA (64u << 20)
 
 static volatile sig_atomic_t interrupted;
@@ -175,17 +175,19 @@ static int metadata_text(const char *path, char **text, struct wsr_err *err)
 		while (off < len) {
 			const unsigned char *h = (const unsigned char *)raw + off;
 			if (len - off < 37) {
-				err_input(err,
-					  "%s: metadata packet header at offset %zu is cut short: the "
-					  "metadata is truncated",
-					  path, off);
+				err_input(
+					err,
+					"%s: metadata packet header at offset %zu is cut short: the "
+					"metadata is truncated",
+					path, off);
 				goto out;
 			}
 			if (le32(h) != TSDL_MAGIC) {
-				err_input(err,
-					  "%s: bad metadata packet magic at offset %zu: the metadata "
-					  "is corrupted",
-					  path, off);
+				err_input(
+					err,
+					"%s: bad metadata packet magic at offset %zu: the metadata "
+					"is corrupted",
+					path, off);
 				goto out;
 			}
 			uint32_t content = le32(h + 24), packet = le32(h + 28);
@@ -214,7 +216,8 @@ static int metadata_text(const char *path, char **text, struct wsr_err *err)
 		raw = NULL;
 		olen = len;
 	} else {
-		err_input(err, "%s: not CTF metadata (neither packetized nor \"/* CTF\" text)", path);
+		err_input(err, "%s: not CTF metadata (neither packetized nor \"/* CTF\" text)",
+			  path);
 		goto out;
 	}
 	/* Truncated metadata: braces that do not balance, or text cut mid-statement. */
@@ -242,7 +245,8 @@ static int metadata_text(const char *path, char **text, struct wsr_err *err)
 		} else if (c == '}') {
 			depth--;
 		} else if (c == '\0') {
-			err_input(err, "%s: NUL byte in the metadata text: the metadata is corrupted",
+			err_input(err,
+				  "%s: NUL byte in the metadata text: the metadata is corrupted",
 				  path);
 			goto out;
 		}
@@ -503,8 +507,7 @@ static int precheck(struct pre *pr, const char *dir)
 		return -1;
 	}
 	if (pr->streams == 0 || pr->stream_bytes == 0) {
-		err_input(pr->err, "%s: the trace has no stream data: no event was recorded",
-			  dir);
+		err_input(pr->err, "%s: the trace has no stream data: no event was recorded", dir);
 		return -1;
 	}
 	return 0;
@@ -603,8 +606,8 @@ static void progress(const struct ingest_opts *o, struct derive *dv, const struc
 		fprintf(stderr, "\rwsr ingest: %" PRIu64 " events, %.2fM events/s, %3.0f%%  ", n,
 			rate / 1e6, pct);
 	} else {
-		fprintf(stderr, "\rwsr ingest: %" PRIu64 " events, %.2fM events/s%s", n,
-			rate / 1e6, final ? "        \n" : "  ");
+		fprintf(stderr, "\rwsr ingest: %" PRIu64 " events, %.2fM events/s%s", n, rate / 1e6,
+			final ? "        \n" : "  ");
 	}
 }
 

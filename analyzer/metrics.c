@@ -52,8 +52,7 @@ const struct metric_info metric_list[] = {
 	{"idle_pct", "time Ps were idle, % of gomaxprocs x duration", true},
 	{"spinning_pct", "time Ps were held by spinning Ms, %", true},
 	{"imbalance_pct", "busiest minus least busy P running %, points", true},
-	{"idle_while_global_pct", "time some P was idle while the global queue held work, %",
-	 true},
+	{"idle_while_global_pct", "time some P was idle while the global queue held work, %", true},
 	{"idle_while_runnable_pct", "time some P was idle while a G was runnable, %", true},
 };
 const int metric_count = (int)(sizeof(metric_list) / sizeof(metric_list[0]));
@@ -83,6 +82,7 @@ int metric_value(const struct metrics *m, const char *name, double *v)
 		if (minr < 0 || r < minr)
 			minr = r;
 	}
+
 	struct {
 		const char *n;
 		double v;
@@ -105,17 +105,19 @@ int metric_value(const struct metrics *m, const char *name, double *v)
 		{"latency_p99_us", (double)m->latency_p99 / 1e3},
 		{"latency_max_us", (double)m->latency_max / 1e3},
 		{"spin_cpu_pct", pct((double)m->spin_ns, (double)m->duration_ns)},
-		{"spin_per_steal_us",
-		 m->steals > 0 ? (double)m->spin_ns / (double)m->steals / 1e3 : (double)m->spin_ns / 1e3},
+		{"spin_per_steal_us", m->steals > 0 ? (double)m->spin_ns / (double)m->steals / 1e3
+						    : (double)m->spin_ns / 1e3},
 		{"spin_wasted_pct", pct((double)m->spins_empty, (double)m->spins)},
 		{"running_pct", pct(run, total)},
 		{"idle_pct", pct(idle, total)},
 		{"spinning_pct", pct(spin, total)},
 		{"imbalance_pct", m->np > 0 ? maxr - minr : 0},
-		{"idle_while_global_pct", pct((double)m->idle_while_global_ns, (double)m->duration_ns)},
+		{"idle_while_global_pct",
+		 pct((double)m->idle_while_global_ns, (double)m->duration_ns)},
 		{"idle_while_runnable_pct",
 		 pct((double)m->idle_while_runnable_ns, (double)m->duration_ns)},
 	};
+
 	for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++) {
 		if (strcmp(t[k].n, name) == 0) {
 			*v = t[k].v;
@@ -233,8 +235,8 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 	}
 
 	/* Steals, spills, global gets. */
-	if (prep(db, &st, "SELECT thief, victim, count(*), sum(n) FROM steals GROUP BY 1, 2",
-		 err) < 0)
+	if (prep(db, &st, "SELECT thief, victim, count(*), sum(n) FROM steals GROUP BY 1, 2", err) <
+	    0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int t = sqlite3_column_int(st, 0), v = sqlite3_column_int(st, 1);
@@ -252,8 +254,9 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 	}
 	if (done(db, st, rc, err) < 0)
 		return -1;
-	if (prep(db, &st, "SELECT p, count(*), sum(n), 0 FROM spills GROUP BY p UNION ALL "
-			  "SELECT p, count(*), sum(n), 1 FROM global_gets GROUP BY p",
+	if (prep(db, &st,
+		 "SELECT p, count(*), sum(n), 0 FROM spills GROUP BY p UNION ALL "
+		 "SELECT p, count(*), sum(n), 1 FROM global_gets GROUP BY p",
 		 err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -309,8 +312,8 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 		m->latency_max = meta_i(db, "latency_max_ns", 0);
 		return 0;
 	}
-	if (prep(db, &st, "SELECT count(*), coalesce(max(latency_ns), 0) FROM sched_latency",
-		 err) < 0)
+	if (prep(db, &st, "SELECT count(*), coalesce(max(latency_ns), 0) FROM sched_latency", err) <
+	    0)
 		return -1;
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
@@ -362,13 +365,13 @@ int metrics_diagnose(const struct metrics *m, struct diag *out, int max)
 	double v;
 	const char *id = NULL;
 
-#define DIAG(...)                                                                                  \
-	do {                                                                                       \
-		if (n < max) {                                                                     \
-			out[n].id = id;                                                            \
-			snprintf(out[n++].text, 256, __VA_ARGS__);                                 \
-		}                                                                                  \
-	} while (0)
+#define DIAG(...)                             \
+ do {                                         \
+  if (n < max) {                              \
+   out[n].id = id;                            \
+   snprintf(out[n++].text, 256, __VA_ARGS__); \
+  }                                           \
+ } while (0)
 
 	id = "discarded";
 	if (m->discarded_events + m->discarded_packets > 0)
@@ -431,13 +434,13 @@ int schedtrace_line(sqlite3 *db, const struct metrics *m, int64_t ts, bool detai
 	int ret = -1, rc;
 	int64_t idle = 0, threads = 0, spinning = 0, idlem = 0, globl = 0;
 
-#define OUT(...)                                                                                   \
-	do {                                                                                       \
-		if (off < size) {                                                                  \
-			int w_ = snprintf(buf + off, size - off, __VA_ARGS__);                     \
-			off = w_ > 0 ? off + (size_t)w_ : off;                                     \
-		}                                                                                  \
-	} while (0)
+#define OUT(...)                                          \
+ do {                                                     \
+  if (off < size) {                                       \
+   int w_ = snprintf(buf + off, size - off, __VA_ARGS__); \
+   off = w_ > 0 ? off + (size_t)w_ : off;                 \
+  }                                                       \
+ } while (0)
 
 	if (prep(db, &c,
 		 "SELECT idle_ps, threads, spinning_ms, idle_ms, global_len FROM counters WHERE ts "
@@ -461,8 +464,7 @@ int schedtrace_line(sqlite3 *db, const struct metrics *m, int64_t ts, bool detai
 		goto out;
 	}
 	OUT("SCHED %" PRId64 "ms: gomaxprocs=%d idleprocs=%" PRId64 " threads=%" PRId64
-	    " spinningthreads=%" PRId64 " needspinning=0 idlethreads=%" PRId64
-	    " runqueue=%" PRId64,
+	    " spinningthreads=%" PRId64 " needspinning=0 idlethreads=%" PRId64 " runqueue=%" PRId64,
 	    (ts - m->start_ts) / 1000000, m->gomaxprocs, idle, threads, spinning, idlem, globl);
 	int64_t runq[METRICS_MAX_P] = {0}, ticks[METRICS_MAX_P] = {0};
 	for (int p = 0; p < m->np; p++) {
@@ -520,15 +522,17 @@ int schedtrace_line(sqlite3 *db, const struct metrics *m, int64_t ts, bool detai
 		}
 		/* Go's status numbers: _Pidle 0, _Prunning 1, _Psyscall 2. */
 		int status = strcmp(state, "idle") == 0 ? 0 : strcmp(state, "syscall") == 0 ? 2 : 1;
-		OUT("\n  P%d: status=%d schedtick=%" PRId64 " m=%" PRId64
-		    " runqsize=%" PRId64 " state=%s",
+		OUT("\n  P%d: status=%d schedtick=%" PRId64 " m=%" PRId64 " runqsize=%" PRId64
+		    " state=%s",
 		    p, status, ticks[p], holder, runq[p], state);
 	}
 	sqlite3_bind_int64(ms, 1, ts);
 	while ((rc = sqlite3_step(ms)) == SQLITE_ROW) {
 		int64_t mid = sqlite3_column_int64(ms, 0);
 		const char *s = (const char *)sqlite3_column_text(ms, 1);
-		int64_t mp = sqlite3_column_type(ms, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(ms, 2);
+		int64_t mp = sqlite3_column_type(ms, 2) == SQLITE_NULL
+				     ? -1
+				     : sqlite3_column_int64(ms, 2);
 		int64_t curg = -1;
 		sqlite3_reset(cur);
 		sqlite3_bind_int64(cur, 1, ts);
@@ -538,7 +542,8 @@ int schedtrace_line(sqlite3 *db, const struct metrics *m, int64_t ts, bool detai
 			if (n != NULL && strcmp(n, "g_run") == 0)
 				curg = sqlite3_column_int64(cur, 1);
 		}
-		OUT("\n  M%" PRId64 ": p=%" PRId64 " curg=%" PRId64 " spinning=%s blocked=%s state=%s",
+		OUT("\n  M%" PRId64 ": p=%" PRId64 " curg=%" PRId64
+		    " spinning=%s blocked=%s state=%s",
 		    mid, mp, curg, s != NULL && strcmp(s, "spinning") == 0 ? "true" : "false",
 		    s != NULL && strcmp(s, "parked") == 0 ? "true" : "false", s != NULL ? s : "?");
 	}

@@ -228,7 +228,8 @@ BT_PLUGIN_DESCRIPTION("wsr: work-stealing scheduler traces to SQLite");
 BT_PLUGIN_AUTHOR("wsr");
 BT_PLUGIN_LICENSE("MIT");
 BT_PLUGIN_SINK_COMPONENT_CLASS(sqlite, sink_consume);
-BT_PLUGIN_SINK_COMPONENT_CLASS_DESCRIPTION(sqlite,
+BT_PLUGIN_SINK_COMPONENT_CLASS_DESCRIPTION(
+	sqlite,
 	"Write the wsr trace database (docs/schema.md): events and derived scheduler state.");
 BT_PLUGIN_SINK_COMPONENT_CLASS_INITIALIZE_METHOD(sqlite, sink_init);
 BT_PLUGIN_SINK_COMPONENT_CLASS_FINALIZE_METHOD(sqlite, sink_finalize);

@@ -45,7 +45,10 @@ enum {
 	REC_F_M = 1 << 9,
 };
 
-enum { REC_DISC_EVENTS = 1, REC_DISC_PACKETS = 2 };
+enum {
+	REC_DISC_EVENTS = 1,
+	REC_DISC_PACKETS = 2
+};
 
 enum wsr_ev {
 	EV_INIT,
@@ -74,9 +77,9 @@ enum wsr_ev {
 	EV_TIMER_FIRE,
 	EV_NETPOLL,
 	EV_SCHEDTRACE,
-	EV_COUNT,          /* number of catalog events */
+	EV_COUNT,                  /* number of catalog events */
 	EV_WSR_UNKNOWN = EV_COUNT, /* a wsr: event this analyzer does not know */
-	EV_FOREIGN,        /* an event of another provider */
+	EV_FOREIGN,                /* an event of another provider */
 };
 
 /* Number of g_source and g_reason enumerators (docs/tracepoints.md). */
@@ -84,10 +87,10 @@ enum wsr_ev {
 #define WSR_G_REASON_COUNT 11
 
 struct wsr_catalog_entry {
-	const char *name;  /* without "wsr:" */
-	const char *g;     /* payload field stored in the g column, or NULL */
-	const char *a[3];  /* payload fields stored in a1..a3, or NULL */
-	int extra;         /* 1: init's version string; 2: schedtrace JSON */
+	const char *name; /* without "wsr:" */
+	const char *g;    /* payload field stored in the g column, or NULL */
+	const char *a[3]; /* payload fields stored in a1..a3, or NULL */
+	int extra;        /* 1: init's version string; 2: schedtrace JSON */
 };
 
 extern const struct wsr_catalog_entry wsr_catalog[EV_COUNT];

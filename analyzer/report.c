@@ -32,7 +32,12 @@
 #include "metrics.h"
 #include "report.h"
 
-enum fmt { F_TEXT, F_MD, F_JSON, F_JUNIT };
+enum fmt {
+	F_TEXT,
+	F_MD,
+	F_JSON,
+	F_JUNIT
+};
 
 #define MAX_LINES 100000
 #define LINE_SIZE 65536
@@ -266,12 +271,13 @@ static int print_text(struct report *r, FILE *f, bool md, struct wsr_err *err)
 		fprintf(f, "wsr report: %s\n", m->path);
 	const char *pre = md ? "- " : "  ";
 	fprintf(f, "%sprogram: %s%s%s%s, runtime %s\n", pre, m->program,
-		m->hostname[0] ? " on " : "", m->hostname,
-		m->vpid[0] ? (md ? "" : "") : "", m->runtime_version[0] ? m->runtime_version : "?");
+		m->hostname[0] ? " on " : "", m->hostname, m->vpid[0] ? (md ? "" : "") : "",
+		m->runtime_version[0] ? m->runtime_version : "?");
 	fprintf(f, "%sduration: %s, gomaxprocs %d, threads %" PRId64 "%s, Gs %" PRId64 "%s\n", pre,
 		d, m->gomaxprocs, m->threads, mk, m->gs, mk);
-	fprintf(f, "%sevents: %" PRId64 " (%" PRId64 " wsr), discarded: %" PRId64
-		   " events, %" PRId64 " packets\n",
+	fprintf(f,
+		"%sevents: %" PRId64 " (%" PRId64 " wsr), discarded: %" PRId64 " events, %" PRId64
+		" packets\n",
 		pre, m->events, m->wsr_events, m->discarded_events, m->discarded_packets);
 	if (m->discarded_events + m->discarded_packets > 0) {
 		fprintf(f, "%sWARNING: events were lost; figures marked * may be off. Where:\n",
@@ -280,9 +286,13 @@ static int print_text(struct report *r, FILE *f, bool md, struct wsr_err *err)
 			return -1;
 	}
 
-	fprintf(f, md ? "\n### schedtrace (every %s, reconstructed)\n\n```\n"
-		      : "\nschedtrace (every %s, reconstructed from the trace%s):\n",
-		iv, md ? "" : mk[0] ? "; may be off after a loss" : "");
+	fprintf(f,
+		md ? "\n### schedtrace (every %s, reconstructed)\n\n```\n"
+		   : "\nschedtrace (every %s, reconstructed from the trace%s):\n",
+		iv,
+		md      ? ""
+		: mk[0] ? "; may be off after a loss"
+			: "");
 	for (int i = 0; i < r->nlines; i++)
 		fprintf(f, "%s\n", r->lines[i]);
 	if (md)
@@ -293,8 +303,9 @@ static int print_text(struct report *r, FILE *f, bool md, struct wsr_err *err)
 			   "steals in (Gs) | steals out (Gs) | spills | global gets | schedticks | "
 			   "runnext |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	} else {
-		fprintf(f, "\nper P%s:        running   idle  spinning  syscall  sched   steals in "
-			   "(Gs)  steals out (Gs)  spills  global gets  schedticks  runnext\n",
+		fprintf(f,
+			"\nper P%s:        running   idle  spinning  syscall  sched   steals in "
+			"(Gs)  steals out (Gs)  spills  global gets  schedticks  runnext\n",
 			mk);
 	}
 	for (int p = 0; p < m->np; p++) {
@@ -322,24 +333,29 @@ static int print_text(struct report *r, FILE *f, bool md, struct wsr_err *err)
 	fmt_ns(b2, sizeof(b2), m->latency_p90);
 	fmt_ns(b3, sizeof(b3), m->latency_p99);
 	fmt_ns(b4, sizeof(b4), m->latency_max);
-	fprintf(f, "\n%sscheduling latency%s (ready -> run, %" PRId64
-		   " samples): p50 %s, p90 %s, p99 %s, max %s\n",
+	fprintf(f,
+		"\n%sscheduling latency%s (ready -> run, %" PRId64
+		" samples): p50 %s, p90 %s, p99 %s, max %s\n",
 		md ? "- " : "", mk, m->latency_n, b1, b2, b3, b4);
 	fprintf(f, "%srunnext hit rate%s: %.1f%% of %" PRId64 " runs\n", md ? "- " : "", mk,
 		mv(m, "runnext_hit_pct"), m->runs);
-	fprintf(f, "%ssteals%s: %" PRId64 " (%" PRId64 " Gs); spills: %" PRId64 " (%" PRId64
-		   " Gs); global gets: %" PRId64 " (%" PRId64 " Gs)\n",
+	fprintf(f,
+		"%ssteals%s: %" PRId64 " (%" PRId64 " Gs); spills: %" PRId64 " (%" PRId64
+		" Gs); global gets: %" PRId64 " (%" PRId64 " Gs)\n",
 		md ? "- " : "", mk, m->steals, m->stolen, m->spills, m->spilled, m->global_gets,
 		m->global_gs);
 	fmt_ns(b1, sizeof(b1), m->spin_ns);
 	fmt_ns(b2, sizeof(b2), (int64_t)(mv(m, "spin_per_steal_us") * 1e3));
-	fprintf(f, "%sspinning%s: %s of M time (%.1f%% of a CPU), %s per successful steal; %" PRId64
-		   " spins, %" PRId64 " found work, %" PRId64 " found none (%.0f%%)\n",
+	fprintf(f,
+		"%sspinning%s: %s of M time (%.1f%% of a CPU), %s per successful steal; %" PRId64
+		" spins, %" PRId64 " found work, %" PRId64 " found none (%.0f%%)\n",
 		md ? "- " : "", mk, b1, mv(m, "spin_cpu_pct"), b2, m->spins, m->spins_found,
 		m->spins_empty, mv(m, "spin_wasted_pct"));
-	fprintf(f, "%sidle Ps while work was queued%s: %.1f%% of the run (global queue), %.1f%% "
-		   "(any runnable G)\n",
-		md ? "- " : "", mk, mv(m, "idle_while_global_pct"), mv(m, "idle_while_runnable_pct"));
+	fprintf(f,
+		"%sidle Ps while work was queued%s: %.1f%% of the run (global queue), %.1f%% "
+		"(any runnable G)\n",
+		md ? "- " : "", mk, mv(m, "idle_while_global_pct"),
+		mv(m, "idle_while_runnable_pct"));
 
 	struct cell *mx = steal_matrix(r, err);
 	if (mx == NULL)
@@ -353,7 +369,8 @@ static int print_text(struct report *r, FILE *f, bool md, struct wsr_err *err)
 			fprintf(f, "---|");
 		fprintf(f, "\n");
 	} else {
-		fprintf(f, "\nsteal matrix%s (row: thief, column: victim; steals / Gs):\n       ", mk);
+		fprintf(f, "\nsteal matrix%s (row: thief, column: victim; steals / Gs):\n       ",
+			mk);
 		for (int v = 0; v < m->np; v++)
 			fprintf(f, " %14s%d", "P", v);
 		fprintf(f, "\n");
@@ -365,8 +382,8 @@ static int print_text(struct report *r, FILE *f, bool md, struct wsr_err *err)
 			if (t == v)
 				snprintf(c, sizeof(c), "-");
 			else
-				snprintf(c, sizeof(c), "%" PRId64 " / %" PRId64, mx[t * m->np + v].steals,
-					 mx[t * m->np + v].gs);
+				snprintf(c, sizeof(c), "%" PRId64 " / %" PRId64,
+					 mx[t * m->np + v].steals, mx[t * m->np + v].gs);
 			fprintf(f, md ? " %s |" : " %15s", c);
 		}
 		fprintf(f, "\n");
@@ -413,8 +430,9 @@ static int print_json(struct report *r, FILE *f, struct wsr_err *err)
 		fprintf(f,
 			"%s\n    {\"p\": %d, \"running_pct\": %.3f, \"idle_pct\": %.3f, "
 			"\"spinning_pct\": %.3f, \"syscall_pct\": %.3f, \"sched_pct\": %.3f, "
-			"\"steals_in\": %" PRId64 ", \"gs_in\": %" PRId64 ", \"steals_out\": %" PRId64
-			", \"gs_out\": %" PRId64 ", \"spills\": %" PRId64 ", \"global_gets\": %" PRId64
+			"\"steals_in\": %" PRId64 ", \"gs_in\": %" PRId64
+			", \"steals_out\": %" PRId64 ", \"gs_out\": %" PRId64
+			", \"spills\": %" PRId64 ", \"global_gets\": %" PRId64
 			", \"schedticks\": %" PRId64 ", \"runnext_runs\": %" PRId64 "}",
 			p ? "," : "", p, v[0], v[1], v[2], v[3], v[4], pm->steals_in, pm->gs_in,
 			pm->steals_out, pm->gs_out, pm->spills, pm->global_gets, pm->schedticks,
@@ -427,8 +445,8 @@ static int print_json(struct report *r, FILE *f, struct wsr_err *err)
 	}
 	fprintf(f, "\n  ],\n  \"steal_matrix\": [");
 	if (sqlite3_prepare_v2(r->db,
-			       "SELECT thief, victim, steals, gs FROM steal_graph ORDER BY 1, 2", -1,
-			       &st, NULL) != SQLITE_OK) {
+			       "SELECT thief, victim, steals, gs FROM steal_graph ORDER BY 1, 2",
+			       -1, &st, NULL) != SQLITE_OK) {
 		err_push(err, "sqlite: %s", sqlite3_errmsg(r->db));
 		return -1;
 	}
@@ -446,8 +464,8 @@ static int print_json(struct report *r, FILE *f, struct wsr_err *err)
 	}
 	fprintf(f, "\n  ],\n  \"discarded\": [");
 	if (sqlite3_prepare_v2(r->db,
-			       "SELECT kind, stream, cpu, begin_ts, end_ts, count FROM discarded", -1,
-			       &st, NULL) != SQLITE_OK) {
+			       "SELECT kind, stream, cpu, begin_ts, end_ts, count FROM discarded",
+			       -1, &st, NULL) != SQLITE_OK) {
 		err_push(err, "sqlite: %s", sqlite3_errmsg(r->db));
 		return -1;
 	}
@@ -458,8 +476,8 @@ static int print_json(struct report *r, FILE *f, struct wsr_err *err)
 		fprintf(f, ", \"stream\": ");
 		json_string(f, (const char *)sqlite3_column_text(st, 1));
 		for (int c = 2; c < 6; c++) {
-			static const char *const names[] = {"", "", "cpu", "begin_ts", "end_ts",
-							    "count"};
+			static const char *const names[] = {"",         "",       "cpu",
+							    "begin_ts", "end_ts", "count"};
 			if (sqlite3_column_type(st, c) == SQLITE_NULL)
 				fprintf(f, ", \"%s\": null", names[c]);
 			else
@@ -548,8 +566,8 @@ static int print_dot(struct report *r, FILE *f, struct wsr_err *err)
 		maxgs = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	if (sqlite3_prepare_v2(r->db,
-			       "SELECT thief, victim, steals, gs FROM steal_graph ORDER BY 1, 2", -1,
-			       &st, NULL) != SQLITE_OK) {
+			       "SELECT thief, victim, steals, gs FROM steal_graph ORDER BY 1, 2",
+			       -1, &st, NULL) != SQLITE_OK) {
 		err_push(err, "sqlite: %s", sqlite3_errmsg(r->db));
 		return -1;
 	}
@@ -559,7 +577,8 @@ static int print_dot(struct report *r, FILE *f, struct wsr_err *err)
 			"  P%d -> P%d [label=\"%" PRId64 " steals\\n%" PRId64
 			" Gs\", penwidth=%.2f];\n",
 			sqlite3_column_int(st, 1), sqlite3_column_int(st, 0),
-			(int64_t)sqlite3_column_int64(st, 2), gs, 1.0 + 5.0 * (double)gs / (double)maxgs);
+			(int64_t)sqlite3_column_int64(st, 2), gs,
+			1.0 + 5.0 * (double)gs / (double)maxgs);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
@@ -600,7 +619,8 @@ int cmd_report(int argc, char **argv)
 			detail = true;
 		} else if (strcmp(a, "--interval") == 0 && i + 1 < argc) {
 			if (parse_duration_ns(argv[++i], &interval) < 0) {
-				fprintf(stderr, "wsr report: error: bad --interval '%s' (e.g. 10ms)\n",
+				fprintf(stderr,
+					"wsr report: error: bad --interval '%s' (e.g. 10ms)\n",
 					argv[i]);
 				return 2;
 			}
@@ -636,7 +656,8 @@ int cmd_report(int argc, char **argv)
 		return 2;
 	}
 	if (graph != NULL && strcmp(graph, "dot") != 0) {
-		fprintf(stderr, "wsr report: error: unknown steal graph format '%s' (dot)\n", graph);
+		fprintf(stderr, "wsr report: error: unknown steal graph format '%s' (dot)\n",
+			graph);
 		return 2;
 	}
 	if (path == NULL) {

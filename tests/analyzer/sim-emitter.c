@@ -36,10 +36,30 @@
 #define MAXP 16
 
 enum {
-	C_INIT, C_G_CREATE, C_RUNQPUT, C_RUNQPUT_NEXT, C_RUNQ_SPILL, C_GLOBRUNQ_PUT,
-	C_GLOBRUNQ_GET, C_G_RUN, C_G_STOP, C_G_READY, C_STEAL, C_STOLEN, C_STEAL_SCAN,
-	C_SPIN_START, C_SPIN_STOP, C_P_IDLE, C_P_BUSY, C_M_PARK, C_M_UNPARK, C_M_CREATE,
-	C_SYSCALL_ENTER, C_SYSCALL_EXIT, C_SCHEDTRACE, C_MAX
+	C_INIT,
+	C_G_CREATE,
+	C_RUNQPUT,
+	C_RUNQPUT_NEXT,
+	C_RUNQ_SPILL,
+	C_GLOBRUNQ_PUT,
+	C_GLOBRUNQ_GET,
+	C_G_RUN,
+	C_G_STOP,
+	C_G_READY,
+	C_STEAL,
+	C_STOLEN,
+	C_STEAL_SCAN,
+	C_SPIN_START,
+	C_SPIN_STOP,
+	C_P_IDLE,
+	C_P_BUSY,
+	C_M_PARK,
+	C_M_UNPARK,
+	C_M_CREATE,
+	C_SYSCALL_ENTER,
+	C_SYSCALL_EXIT,
+	C_SCHEDTRACE,
+	C_MAX
 };
 
 static uint64_t cnt[C_MAX];
@@ -120,7 +140,7 @@ static int64_t glob_pop(void)
 static void schedtrace(void)
 {
 	uint32_t runq[MAXP];
-	struct wsr_tp_schedtrace st = {np, npidle, nm, nmspinning, 0, nmidle, (int32_t)glob_len,
+	struct wsr_tp_schedtrace st = {np,  npidle, nm, nmspinning, 0, nmidle, (int32_t)glob_len,
 				       runq};
 
 	for (int i = 0; i < np; i++)
@@ -366,7 +386,8 @@ static void step_g(int p)
 				cnt[C_G_STOP]++;
 				pp->cur = 0;
 				glob_push(id);
-				lttng_ust_tracepoint(wsr, globrunq_put, p, m, id, (uint32_t)glob_len);
+				lttng_ust_tracepoint(wsr, globrunq_put, p, m, id,
+						     (uint32_t)glob_len);
 				cnt[C_GLOBRUNQ_PUT]++;
 			}
 			return;
@@ -435,8 +456,10 @@ int main(int argc, char **argv)
 			steps_per_trace = atol(argv[i + 1]);
 	}
 	if (np < 1 || np > MAXP || ngs < 1 || work < 1 || steps_per_trace < 1) {
-		fprintf(stderr, "usage: sim-emitter [-p 1..%d] [-g NGS] [-w WORK] [-s SEED] "
-				"[-t STEPS]\n", MAXP);
+		fprintf(stderr,
+			"usage: sim-emitter [-p 1..%d] [-g NGS] [-w WORK] [-s SEED] "
+			"[-t STEPS]\n",
+			MAXP);
 		return 2;
 	}
 	G = calloc((size_t)ngs + 2, sizeof(*G));

@@ -75,7 +75,7 @@ static int ev_on(int stream, int e, int64_t ts, int p, int m, ...)
 }
 
 #define EV(e, ts, p, m, ...) ASSERT_EQ(ev_on(0, e, ts, p, m, __VA_ARGS__), 0)
-#define I(x) ((int64_t)(x))
+#define I(x)                 ((int64_t)(x))
 
 static int64_t q1(const char *sql)
 {
@@ -168,8 +168,9 @@ WSR_TEST(derive_steal_ring_lengths)
 	ASSERT_EQ(q1("SELECT gs FROM steal_graph WHERE thief = 1 AND victim = 0"), 2);
 	ASSERT_EQ(q1("SELECT stolen FROM g WHERE g = 1"), 1);
 	/* P1: idle, then spinning with M1, then running. */
-	ASSERT_EQ(q1("SELECT count(*) FROM p_state WHERE p = 1 AND state = 'idle' AND end_ts = 200"),
-		  1);
+	ASSERT_EQ(
+		q1("SELECT count(*) FROM p_state WHERE p = 1 AND state = 'idle' AND end_ts = 200"),
+		1);
 	ASSERT_EQ(q1("SELECT count(*) FROM p_state WHERE p = 1 AND state = 'spinning' AND "
 		     "start_ts = 202 AND end_ts = 211"),
 		  1);
@@ -257,8 +258,8 @@ WSR_TEST(derive_rejects_two_processes)
 {
 	setup();
 	EV(EV_INIT, 100, -1, 0, I(1), I(256));
-	struct wsr_rec r = {.type = REC_EVENT, .ev = EV_P_IDLE, .ts = 120, .p = 0, .m = 0,
-			    .vpid = 43, .a1 = 1};
+	struct wsr_rec r = {
+		.type = REC_EVENT, .ev = EV_P_IDLE, .ts = 120, .p = 0, .m = 0, .vpid = 43, .a1 = 1};
 	r.flags = REC_F_TS | REC_F_P | REC_F_M | REC_F_VPID | REC_F_A1;
 	ASSERT_NE(derive_rec(dv, &r, NULL, &err), 0);
 	ASSERT_EQ(err.exit_code, 2);
@@ -270,8 +271,14 @@ WSR_TEST(derive_vpid_filter)
 	setup();
 	derive_set_vpid(dv, 43);
 	EV(EV_INIT, 100, -1, 0, I(1), I(256)); /* vpid 42: skipped */
-	struct wsr_rec r = {.type = REC_EVENT, .ev = EV_INIT, .ts = 120, .p = -1, .m = 0,
-			    .vpid = 43, .a1 = 1, .a2 = 256};
+	struct wsr_rec r = {.type = REC_EVENT,
+			    .ev = EV_INIT,
+			    .ts = 120,
+			    .p = -1,
+			    .m = 0,
+			    .vpid = 43,
+			    .a1 = 1,
+			    .a2 = 256};
 	r.flags = REC_F_TS | REC_F_P | REC_F_M | REC_F_VPID | REC_F_A1 | REC_F_A2;
 	ASSERT_EQ(derive_rec(dv, &r, NULL, &err), 0);
 	finish();
