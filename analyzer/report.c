@@ -650,8 +650,8 @@ int cmd_report(int argc, char **argv)
 		fm = F_JUNIT;
 	else {
 		fprintf(stderr,
-			"wsr report: error: unknown format '%s' (text, md, json, junit; html is "
-			"`wsr view --html`)\n",
+			"wsr report: error: unknown format '%s' (text, md, json, junit; html "
+			"is rendered by wsr-view)\n",
 			format);
 		return 2;
 	}
