@@ -18,8 +18,8 @@
 
 struct pair {
 	wsr_chan *ping, *pong;
-	long half;     /* messages each side sends */
-	long result;   /* written by the pinger before waitgroup_done */
+	long half;   /* messages each side sends */
+	long result; /* written by the pinger before waitgroup_done */
 	wsr_waitgroup *wg;
 };
 
@@ -66,8 +66,8 @@ static int main_g(void *arg)
 	wsr_chan_free(p.ping);
 	wsr_chan_free(p.pong);
 	wsr_waitgroup_free(p.wg);
-	bench_report("pingpong", "wsr", wsr_gomaxprocs(), 2 * p.half, t1 - t0,
-		     (uint64_t)p.result, "");
+	bench_report("pingpong", "wsr", wsr_gomaxprocs(), 2 * p.half, t1 - t0, (uint64_t)p.result,
+		     "");
 	return 0;
 }
 

@@ -88,8 +88,8 @@ static int main_g(void *arg)
 	}
 	t1 = bench_now_ns();
 	/* The filters still run: fs and the channels are left to the exit. */
-	bench_report("sieve", "wsr", wsr_gomaxprocs(), messages(prime), t1 - t0,
-		     (uint64_t)prime, "");
+	bench_report("sieve", "wsr", wsr_gomaxprocs(), messages(prime), t1 - t0, (uint64_t)prime,
+		     "");
 	return 0;
 }
 

@@ -45,8 +45,8 @@ static int main_g(void *arg)
 	for (k = 0; k < pa->rounds; k++) {
 		wsr_waitgroup_add(wg, ng);
 		for (i = 0; i < ng; i++)
-			wsr_go(yielder, (void *)(intptr_t)(pa->yields / ng +
-							   (i < pa->yields % ng ? 1 : 0)));
+			wsr_go(yielder,
+			       (void *)(intptr_t)(pa->yields / ng + (i < pa->yields % ng ? 1 : 0)));
 		wsr_waitgroup_wait(wg);
 	}
 	t1 = bench_now_ns();

@@ -56,7 +56,7 @@ int main(int argc, char **argv)
 		a = b;
 		b = t;
 	}
-	bench_report("spawn_tree", "omp", omp_get_max_threads(), 2 * a - 1, t1 - t0,
-		     (uint64_t)r, "");
+	bench_report("spawn_tree", "omp", omp_get_max_threads(), 2 * a - 1, t1 - t0, (uint64_t)r,
+		     "");
 	return 0;
 }
