@@ -195,16 +195,11 @@ static void dump_g(struct wsr_g *gp, void *arg)
 	fputs(" lockedm=nil\n", d->f);
 }
 
-/* Prints one schedtrace (and scheddetail) block; caller holds no lock. */
-static void schedtrace_print(FILE *f, bool detailed, struct wsr_tp_schedtrace *st,
-			     uint32_t *runq)
+/* Reads the counters of one schedtrace; caller holds sched.lock. */
+static void schedtrace_read(struct wsr_tp_schedtrace *st, uint32_t *runq)
 {
-	int64_t now = wsr__nanotime();
 	int32_t i;
-	struct wsr_m *mp;
 
-	if (tracestart == 0)
-		tracestart = now;
 	st->gomaxprocs = wsr__sched.gomaxprocs;
 	st->idleprocs = load_seq(&wsr__sched.npidle);
 	st->threads = load_relaxed(&wsr__sched.mcount);
@@ -215,7 +210,18 @@ static void schedtrace_print(FILE *f, bool detailed, struct wsr_tp_schedtrace *s
 	for (i = 0; i < wsr__sched.gomaxprocs; i++)
 		runq[i] = wsr__runqlen(&wsr__sched.allp[i]);
 	st->runq = runq;
+}
 
+/* Prints one schedtrace (and scheddetail) block from what schedtrace_read saw;
+ * caller holds sched.lock. */
+static void schedtrace_print(FILE *f, bool detailed, const struct wsr_tp_schedtrace *st,
+			     const uint32_t *runq, int64_t now)
+{
+	int32_t i;
+	struct wsr_m *mp;
+
+	if (tracestart == 0)
+		tracestart = now;
 	fprintf(f,
 		"SCHED %lldms: gomaxprocs=%d idleprocs=%d threads=%d spinningthreads=%d "
 		"needspinning=%d idlethreads=%d runqueue=%d",
@@ -286,6 +292,7 @@ void wsr__schedtrace(bool detailed)
 	uint32_t stackq[64];
 	uint32_t *runq = stackq;
 	struct wsr_tp_schedtrace st;
+	int64_t now;
 
 	if (wsr__sched.gomaxprocs > 64) {
 		runq = calloc((size_t)wsr__sched.gomaxprocs, sizeof(uint32_t));
@@ -294,8 +301,12 @@ void wsr__schedtrace(bool detailed)
 	}
 	/* Like Go, under sched.lock: the idle lists and the global queue are still. */
 	wsr__lock(&wsr__sched.lock);
-	schedtrace_print(stderr, detailed, &st, runq);
+	now = wsr__nanotime();
+	schedtrace_read(&st, runq);
+	/* The event first, right after the reads: its timestamp is then as close
+	 * as can be to the snapshot the analyzer cross-checks it against. */
 	WSR_TRACE(schedtrace, &wsr__sysmon_stats, -1, -1, &st);
+	schedtrace_print(stderr, detailed, &st, runq, now);
 	wsr__unlock(&wsr__sched.lock);
 	if (runq != stackq)
 		free(runq);

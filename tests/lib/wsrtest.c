@@ -57,6 +57,7 @@ static unsigned timeout_multiplier(void)
 }
 
 static char **self_argv;
+static char self_path[4096]; /* this executable (readlink: valgrind virtualises it) */
 
 static int run_case(const struct wsrtest_case *tc)
 {
@@ -73,7 +74,7 @@ static int run_case(const struct wsrtest_case *tc)
 	if (pid == 0) {
 		setenv("WSRTEST_CASE", tc->name, 1);
 		alarm(tc->timeout_s * timeout_multiplier());
-		execv("/proc/self/exe", self_argv);
+		execv(self_path, self_argv);
 		perror("# exec");
 		_exit(127);
 	}
@@ -111,6 +112,15 @@ int main(int argc, char **argv)
 
 	(void)argc;
 	self_argv = argv;
+	{
+		ssize_t len = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
+
+		if (len <= 0) {
+			perror("# readlink /proc/self/exe");
+			return 1;
+		}
+		self_path[len] = '\0';
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (cases == NULL)
 		return 1;

@@ -21,6 +21,9 @@
 
 #include "proc.h"
 #include "watchdog.h"
+#if WSR_HAVE_VALGRIND
+# include <valgrind/valgrind.h>
+#endif
 #include "wsrtest.h"
 
 static void setprocs(int n)
@@ -125,6 +128,14 @@ WSR_TEST_TIMEOUT(skewed_steals_and_every_p_runs, 30)
 		memset(ranon, 0, sizeof(ranon));
 		setprocs(p);
 		ASSERT_EQ(wsr_main(skewed_main, &n), 0);
+#if WSR_HAVE_VALGRIND
+		if (RUNNING_ON_VALGRIND) {
+			/* valgrind runs one thread at a time: the producer's M may
+			 * finish everything before another M gets the CPU. */
+			printf("# steal counts not checked under valgrind\n");
+			continue;
+		}
+#endif
 		ASSERT_GT(wsr__last_stats[WSR_ST_steal] + wsr__last_stats[WSR_ST_globrunq_get], 0);
 		ASSERT_GT(wsr__last_stats[WSR_ST_steal], 0);
 		ASSERT_GE(wsr__last_stats[WSR_ST_stolen], wsr__last_stats[WSR_ST_steal]);
