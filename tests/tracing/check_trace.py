@@ -29,6 +29,7 @@
 import re
 import subprocess
 import sys
+import tempfile
 from collections import Counter, defaultdict
 
 FIELD_RE = re.compile(r'(\w+) = (?:\( "\w+" : container = )?(-?\d+)')
@@ -56,16 +57,22 @@ def parse_stats(path):
 
 
 def read_trace(trace_dir):
-    """Yields (name, fields dict) in trace order; returns babeltrace2's stderr at the end."""
-    proc = subprocess.Popen(['babeltrace2', '--no-delta', trace_dir], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, bufsize=1 << 20)
-    for line in proc.stdout:
-        m = NAME_RE.search(line)
-        if m is None:
-            continue
-        yield m.group(1), {k: int(v) for k, v in FIELD_RE.findall(line, m.end())}
-    err = proc.stderr.read()
-    if proc.wait() != 0:
+    """Yields (name, fields dict) in trace order; sets read_trace.stderr at the end.
+
+    babeltrace2's stderr (one warning per discard) goes to a file, not a pipe:
+    a pipe read only after stdout would fill and deadlock both processes."""
+    with tempfile.TemporaryFile(mode='w+') as errf:
+        proc = subprocess.Popen(['babeltrace2', '--no-delta', trace_dir], stdout=subprocess.PIPE,
+                                stderr=errf, text=True, bufsize=1 << 20)
+        for line in proc.stdout:
+            m = NAME_RE.search(line)
+            if m is None:
+                continue
+            yield m.group(1), {k: int(v) for k, v in FIELD_RE.findall(line, m.end())}
+        rc = proc.wait()
+        errf.seek(0)
+        err = errf.read()
+    if rc != 0:
         raise RuntimeError('babeltrace2 failed: ' + err.strip()[-2000:])
     read_trace.stderr = err
 
@@ -185,7 +192,12 @@ def main(argv):
         print('FAIL: ' + str(e))
         return 1
     bt_err = getattr(read_trace, 'stderr', '')
+    # Summed modulo 2^64, as the tracer's counters are: with several threads on one
+    # per-CPU buffer, a packet can close with a smaller cumulative events_discarded
+    # than the one before it, and babeltrace2 then reports a wrapped (huge) count
+    # that the next interval makes up for.
     discarded = sum(int(n) for n in re.findall(r'Tracer discarded (\d+) events? ', bt_err))
+    discarded %= 1 << 64
     lost_packets = sum(int(n) for n in re.findall(r'Tracer lost (\d+) (?:trace )?packets? ', bt_err))
     discard_warnings = bt_err.count('WARNING: Tracer')
 
