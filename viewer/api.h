@@ -19,7 +19,12 @@
  *   The two loader threads of api_open() use their own connections and
  *   publish the store through lanes_ready and counters_ready (and the
  *   latency histogram through latency_ready); until a part is ready, its
- *   answers say {"loading": true}.
+ *   answers say {"loading": true}. With API_PREVIEW, the lanes thread first
+ *   builds the overview pv and publishes it through preview_ready: until
+ *   lanes_ready, /api/info and /api/timeline answer from it ("preview":true
+ *   in the timeline), so a cold start paints in well under a second instead
+ *   of waiting seconds for the full index. pv is immutable once published
+ *   and freed only by api_close(), after the loaders are joined.
  */
 #ifndef WSR_VIEWER_API_H
 #define WSR_VIEWER_API_H
@@ -44,6 +49,7 @@ struct api {
 	sqlite3 *sql; /* the SQL console; under sql_lock */
 	pthread_mutex_t db_lock, cdb_lock, sql_lock;
 	struct store st;
+	struct store pv;         /* the sampled overview, answered until st's lanes are in */
 	struct sbuf latency;     /* the latency answer, built once by the lanes loader */
 	int64_t sql_deadline_ms; /* under sql_lock */
 	/*
@@ -56,17 +62,34 @@ struct api {
 	 */
 	pthread_t lanes_thread, counters_thread; /* the lanes thread starts the counters one */
 	int threads, counters_started;
-	atomic_int lanes_ready, counters_ready, latency_ready;
+	atomic_int preview_ready, lanes_ready, counters_ready, latency_ready;
 	atomic_int cancel; /* set by api_close(): loaders stop early */
-	char lanes_error[WSR_ERR_LEN], counters_error[WSR_ERR_LEN], latency_error[WSR_ERR_LEN];
-	double lanes_s, counters_s; /* load times, for the log */
-	int log;                    /* print the load times on stderr */
+	char preview_error[WSR_ERR_LEN], lanes_error[WSR_ERR_LEN], counters_error[WSR_ERR_LEN],
+		latency_error[WSR_ERR_LEN];
+	double preview_s, lanes_s, counters_s; /* load times, for the log */
+	double preview_cpu_s;                  /* the overview's CPU time, for the log */
+	int flags;                             /* API_LOG, API_PREVIEW */
+	int preview_skipped; /* written by the lanes thread before preview_ready */
 };
 
 /* Opens a wsr database read-only, with the read-only authorizer installed. */
 int api_open_db(const char *path, sqlite3 **out, struct wsr_err *err);
-/* Opens the database and starts loading the store in the background; log: say on stderr when done. */
-int api_open(struct api *api, const char *path, int log, struct wsr_err *err);
+enum {
+	API_LOG = 1,     /* say on stderr when each part is loaded */
+	API_PREVIEW = 2, /* build the sampled overview first (store_load_preview) */
+	API_PREVIEW_ONLY = 4, /* tests: stop after the overview (the lanes never load) */
+};
+
+/*
+ * The overview's cells: a few per pixel of a full-HD screen, about 0.2 s of
+ * index lookups on the 10M-event trace of docs/viewer.md.
+ */
+#define API_PREVIEW_CELLS 4096
+/* Below this many g_state rows the lanes load in a few tenths of a second: no overview. */
+#define API_PREVIEW_MIN_ROWS 1000000
+
+/* Opens the database and starts loading the store in the background (flags: API_*). */
+int api_open(struct api *api, const char *path, int flags, struct wsr_err *err);
 /* Waits until the store is loaded; -1 (with the cause) if loading failed. */
 int api_wait(struct api *api, struct wsr_err *err);
 void api_close(struct api *api);

@@ -34,6 +34,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "store.h"
 
@@ -415,6 +416,378 @@ int store_load_counters(struct store *st, sqlite3 *db, struct wsr_err *err)
 	return load_counters(st, db, err);
 }
 
+/*
+ * The sampled overview (store_load_preview).
+ *
+ * The full lanes need a scan of g_state (seconds on a 10M-event trace); the
+ * first picture must not wait for it. The trace is cut into ncells cells
+ * and, at each cell's midpoint t, the indexes say which G runs on each P,
+ * and the state of each P and M:
+ *   - P and M states: p_state_p / m_state_m, the last row of the lane
+ *     starting at or before t (one seek).
+ *   - G runs: g_state_end, the running rows ending after t in end_ts order.
+ *     Runs of one P do not overlap, so the first one met for a P either
+ *     covers t (start <= t) or starts after it (no G runs on P at t, nor
+ *     until that start). A P left unresolved after a few rows, whose state
+ *     at t is running, is in a run longer than the others' activity: its
+ *     start is found through p_counters (keyed by p, ts: schedticks goes up
+ *     at each g_run on the P), the G through the g_run event at that instant
+ *     (events is keyed by ts), the run's end through g_state_g; that reads
+ *     the P's own rows since the run began, few on long runs. Searching
+ *     g_state by end instead reads every other P's rows until the run ends
+ *     (about 3 ms per long run here, 2 s for the 715 runs over 1 ms of the
+ *     10M-event trace); it stays as a fallback under a time budget.
+ * What a lookup finds is carried to the next cells (a run until its end, a
+ * known gap until the next run), so a long span costs one lookup, however
+ * many cells it covers.
+ * A span at least a cell wide is kept as itself (real bounds, real G); a
+ * shorter one stands for its whole cell, so a merged block's busy time is an
+ * estimate of the real one (the fraction of the cells whose midpoint falls
+ * in a run), not the sum of the sampled spans' lengths, which would shrink
+ * with the sampling rate. Spans between two midpoints are not seen.
+ * Rejected: per-pixel SQL aggregates (sum of run lengths per cell): any sum
+ * visits every row, which is the full scan again; a rowid-stride sample of
+ * g_state (rows are in end_ts order, but a rowid says nothing about which
+ * P runs what at a time).
+ */
+
+/* What the overview knows about a lane from a lookup: v holds on [s, e). */
+struct pv_carry {
+	int valid;   /* [s, e) is known */
+	int64_t s, e;
+	int32_t v;   /* a G, a state, or -1: no G runs on the P there */
+	int pushed;  /* the span was pushed as itself */
+};
+
+/* Budget of the per-P long-run queries, in total and per query. */
+#define PV_LONG_TOTAL_MS 300
+#define PV_LONG_QUERY_MS 20
+
+struct pv_budget {
+	int64_t deadline_ms;
+};
+
+static int64_t pv_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Progress handler of the preview's connection: interrupts past the deadline. */
+static int pv_progress(void *ud)
+{
+	const struct pv_budget *b = ud;
+
+	return b->deadline_ms != 0 && pv_now_ms() > b->deadline_ms;
+}
+
+/* Pushes what the carry says about cell [c0, c1) into the lane. */
+static int pv_push(struct store_lane *l, struct pv_carry *c, int64_t c0, int64_t c1, int64_t cell)
+{
+	if (!c->valid || c->v < 0)
+		return 0;
+	if (c->e - c->s >= cell) {
+		if (c->pushed)
+			return 0;
+		c->pushed = 1;
+		return lane_push(l, c->s, c->e, c->v);
+	}
+	return lane_push(l, c0, c1, c->v);
+}
+
+static size_t lane_index(const struct store_lane *lanes, size_t n, int64_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (lanes[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && lanes[lo].id == id ? lo : n;
+}
+
+/* Runs q with ?1..?3 bound to a, b, c (as many as q has) and steps it once. */
+static int pv_one(sqlite3 *db, sqlite3_stmt *q, int64_t a, int64_t b, int64_t c,
+		  struct wsr_err *err, int *row)
+{
+	int n = sqlite3_bind_parameter_count(q);
+
+	sqlite3_reset(q);
+	sqlite3_bind_int64(q, 1, a);
+	if (n >= 2)
+		sqlite3_bind_int64(q, 2, b);
+	if (n >= 3)
+		sqlite3_bind_int64(q, 3, c);
+	return step(db, q, err, row);
+}
+
+/* The state row of lane id at or before abs (relative times into c). */
+static int pv_state(const struct store *st, sqlite3 *db, sqlite3_stmt *q, int64_t id,
+		    int64_t abs, struct pv_carry *c, struct wsr_err *err)
+{
+	int row;
+
+	sqlite3_reset(q);
+	sqlite3_bind_int64(q, 1, id);
+	sqlite3_bind_int64(q, 2, abs);
+	if (step(db, q, err, &row) < 0)
+		return -1;
+	memset(c, 0, sizeof(*c));
+	if (row && sqlite3_column_int64(q, 2) > abs) {
+		c->valid = 1;
+		c->v = (int32_t)state_code(sqlite3_column_text(q, 0));
+		c->s = sqlite3_column_int64(q, 1) - st->start_ts;
+		c->e = sqlite3_column_int64(q, 2) - st->start_ts;
+	}
+	return 0;
+}
+
+/* Records in c what the first run of a P ending after abs says about t. */
+static void pv_run(const struct store *st, struct pv_carry *c, int64_t abs, int64_t g, int64_t s,
+		   int64_t e)
+{
+	memset(c, 0, sizeof(*c));
+	c->valid = 1;
+	if (s <= abs) {
+		c->s = s - st->start_ts;
+		c->e = e - st->start_ts;
+		c->v = (int32_t)g;
+	} else {
+		c->s = abs - st->start_ts;
+		c->e = s - st->start_ts;
+		c->v = -1;
+	}
+}
+
+int store_load_preview(struct store *st, sqlite3 *db, int ncells, struct wsr_err *err)
+{
+	static const char *const sql[] = {
+		"SELECT p, g, start_ts, end_ts FROM g_state WHERE end_ts > ?1 AND state = 'running' "
+		"AND p IS NOT NULL ORDER BY end_ts",
+		"SELECT p, g, start_ts, end_ts FROM g_state WHERE end_ts > ?1 AND state = 'running' "
+		"AND p = ?2 ORDER BY end_ts LIMIT 1",
+		"SELECT state, start_ts, end_ts FROM p_state WHERE p = ?1 AND start_ts <= ?2 "
+		"ORDER BY start_ts DESC LIMIT 1",
+		"SELECT state, start_ts, end_ts FROM m_state WHERE m = ?1 AND start_ts <= ?2 "
+		"ORDER BY start_ts DESC LIMIT 1",
+		"SELECT g FROM events WHERE ts = ?1 AND p = ?2 AND name = 'g_run' LIMIT 1",
+		"SELECT p, g, start_ts, end_ts FROM g_state WHERE g = ?1 AND start_ts >= ?2 "
+		"AND state = 'running' ORDER BY start_ts LIMIT 1",
+		"SELECT ts, schedticks FROM p_counters WHERE p = ?1 AND ts <= ?2 "
+		"ORDER BY ts DESC LIMIT 1",
+		"SELECT ts FROM p_counters WHERE p = ?1 AND ts <= ?2 AND schedticks < ?3 "
+		"ORDER BY ts DESC LIMIT 1",
+		"SELECT ts FROM p_counters WHERE p = ?1 AND ts > ?2 ORDER BY ts LIMIT 1",
+	};
+	enum { Q_RUNS, Q_LONG, Q_PST, Q_MST, Q_START, Q_RUNOF, Q_TICKS, Q_BEFORE, Q_AFTER, NQ };
+	sqlite3_stmt *q[NQ] = {NULL};
+	struct pv_carry *run = NULL, *pst = NULL, *mst = NULL;
+	int64_t *known = NULL; /* per P: no run starts on it after the last lookup, before known */
+	struct pv_budget budget = {0};
+	int64_t long_ms = 0;
+	int ret = -1, row;
+
+	if (ncells < 1)
+		ncells = 1;
+	st->preview = 1;
+	for (int p = 0; p < st->gomaxprocs; p++)
+		if (lane_get(&st->p_runs, &st->nps, p) == NULL)
+			goto oom;
+	if (load_ids(db, "SELECT p FROM p ORDER BY p", &st->p_runs, &st->nps, err) < 0 ||
+	    load_ids(db, "SELECT m FROM m ORDER BY m", &st->m_states, &st->nms, err) < 0)
+		goto out;
+	st->p_states = calloc(st->nps != 0 ? st->nps : 1, sizeof(*st->p_states));
+	run = calloc(st->nps + 1, sizeof(*run));
+	pst = calloc(st->nps + 1, sizeof(*pst));
+	mst = calloc(st->nms + 1, sizeof(*mst));
+	known = calloc(st->nps + 1, sizeof(*known));
+	if (st->p_states == NULL || run == NULL || pst == NULL || mst == NULL || known == NULL)
+		goto oom;
+	for (size_t i = 0; i < st->nps; i++)
+		st->p_states[i].id = st->p_runs[i].id;
+	for (int i = 0; i < NQ; i++) {
+		if (sqlite3_prepare_v2(db, sql[i], -1, &q[i], NULL) != SQLITE_OK) {
+			err_push(err, "preparing %s: %s", sql[i], sqlite3_errmsg(db));
+			goto out;
+		}
+	}
+	sqlite3_progress_handler(db, 1000, pv_progress, &budget);
+	for (int k = 0; k < ncells; k++) {
+		int64_t c0 = st->duration_ns * k / ncells, c1 = st->duration_ns * (k + 1) / ncells;
+		int64_t cell = c1 - c0, t = c0 + cell / 2, abs = st->start_ts + t;
+		size_t unresolved = 0, rows = 0;
+
+		if ((k & 63) == 0 && cancelled(st, err))
+			goto out;
+		for (size_t i = 0; i < st->nps; i++) {
+			if (!(pst[i].valid && pst[i].s <= t && t < pst[i].e) &&
+			    pv_state(st, db, q[Q_PST], st->p_states[i].id, abs, &pst[i], err) < 0)
+				goto out;
+			if (pv_push(&st->p_states[i], &pst[i], c0, c1, cell) < 0)
+				goto oom;
+		}
+		for (size_t i = 0; i < st->nms; i++) {
+			if (!(mst[i].valid && mst[i].s <= t && t < mst[i].e) &&
+			    pv_state(st, db, q[Q_MST], st->m_states[i].id, abs, &mst[i], err) < 0)
+				goto out;
+			if (pv_push(&st->m_states[i], &mst[i], c0, c1, cell) < 0)
+				goto oom;
+		}
+		for (size_t i = 0; i < st->nps; i++) {
+			if (!(run[i].valid && run[i].s <= t && t < run[i].e)) {
+				/*
+				 * What the last lookup knew: no run starts on the P
+				 * after it and before e (the end of its run, the start
+				 * of the next one, or just past the instant it saw).
+				 */
+				if (run[i].valid && run[i].e > known[i])
+					known[i] = run[i].e;
+				run[i].valid = 0;
+				unresolved++;
+			}
+		}
+		/* Runs ending after t, until every P is resolved or a few rows went by. */
+		sqlite3_reset(q[Q_RUNS]);
+		sqlite3_bind_int64(q[Q_RUNS], 1, abs);
+		row = 1;
+		while (unresolved > 0 && rows < 8 * st->nps + 16) {
+			size_t i;
+
+			if (step(db, q[Q_RUNS], err, &row) < 0)
+				goto out;
+			if (!row)
+				break;
+			rows++;
+			i = lane_index(st->p_runs, st->nps, sqlite3_column_int64(q[Q_RUNS], 0));
+			if (i == st->nps || run[i].valid)
+				continue;
+			pv_run(st, &run[i], abs, sqlite3_column_int64(q[Q_RUNS], 1),
+			       sqlite3_column_int64(q[Q_RUNS], 2), sqlite3_column_int64(q[Q_RUNS], 3));
+			unresolved--;
+		}
+		if (!row && unresolved > 0) {
+			/* No run of these Ps ends after t: none runs from t to the end. */
+			for (size_t i = 0; i < st->nps; i++) {
+				if (!run[i].valid)
+					run[i] = (struct pv_carry){1, t, st->duration_ns + 1, -1, 0};
+			}
+			unresolved = 0;
+		}
+		for (size_t i = 0; i < st->nps && unresolved > 0; i++) {
+			int64_t t_q;
+			int rc;
+
+			if (run[i].valid)
+				continue;
+			/* A P not running Gs at t (idle, spinning, in a syscall) needs no search. */
+			if (!pst[i].valid || pst[i].v != ST_RUNNING)
+				continue;
+			/*
+			 * The start of the P's current run: p_counters (keyed by p, ts)
+			 * has a row at each g_run on the P, where schedticks goes up;
+			 * the first row with the schedticks held at t is the run's
+			 * start, and the g_run event at that instant names the G. This
+			 * reads only the P's own rows since the start (a few where long
+			 * runs are), unlike g_state in end_ts order, which holds every
+			 * other P's rows until the run ends.
+			 */
+			{
+				int64_t ts0, rs, re, g;
+
+				if (pv_one(db, q[Q_TICKS], st->p_runs[i].id, abs, 0, err, &row) < 0)
+					goto out;
+				if (!row)
+					goto long_query;
+				if (sqlite3_column_int64(q[Q_TICKS], 0) - st->start_ts < known[i]) {
+					/* No g_run on the P in [known, t]: no G started since. */
+					run[i] = (struct pv_carry){1, t, t + 1, -1, 0};
+					continue;
+				}
+				if (pv_one(db, q[Q_BEFORE], st->p_runs[i].id, abs,
+					   sqlite3_column_int64(q[Q_TICKS], 1), err, &row) < 0)
+					goto out;
+				if (pv_one(db, q[Q_AFTER], st->p_runs[i].id,
+					   row ? sqlite3_column_int64(q[Q_BEFORE], 0) : INT64_MIN, 0, err,
+					   &row) < 0)
+					goto out;
+				if (!row)
+					goto long_query;
+				ts0 = sqlite3_column_int64(q[Q_AFTER], 0);
+				if (pv_one(db, q[Q_START], ts0, st->p_runs[i].id, 0, err, &row) < 0)
+					goto out;
+				if (!row)
+					goto long_query;
+				g = sqlite3_column_int64(q[Q_START], 0);
+				if (pv_one(db, q[Q_RUNOF], g, ts0, 0, err, &row) < 0)
+					goto out;
+				rs = row ? sqlite3_column_int64(q[Q_RUNOF], 2) : 0;
+				re = row ? sqlite3_column_int64(q[Q_RUNOF], 3) : 0;
+				if (!row || rs != ts0 ||
+				    sqlite3_column_int64(q[Q_RUNOF], 0) != st->p_runs[i].id)
+					goto long_query;
+				if (re > abs)
+					pv_run(st, &run[i], abs, g, rs, re);
+				else
+					run[i] = (struct pv_carry){1, t, t + 1, -1, 0};
+				continue;
+			}
+long_query:
+			/* Not found that way (a database from another deriver?): search by end. */
+			if (!pst[i].valid || pst[i].v != ST_RUNNING || long_ms >= PV_LONG_TOTAL_MS)
+				continue;
+			t_q = pv_now_ms();
+			budget.deadline_ms = t_q + PV_LONG_QUERY_MS;
+			sqlite3_reset(q[Q_LONG]);
+			sqlite3_bind_int64(q[Q_LONG], 1, abs);
+			sqlite3_bind_int64(q[Q_LONG], 2, st->p_runs[i].id);
+			rc = sqlite3_step(q[Q_LONG]);
+			budget.deadline_ms = 0;
+			long_ms += pv_now_ms() - t_q;
+			if (rc == SQLITE_ROW)
+				pv_run(st, &run[i], abs, sqlite3_column_int64(q[Q_LONG], 1),
+				       sqlite3_column_int64(q[Q_LONG], 2),
+				       sqlite3_column_int64(q[Q_LONG], 3));
+			else if (rc == SQLITE_DONE)
+				run[i] = (struct pv_carry){1, t, st->duration_ns + 1, -1, 0};
+			else if (rc != SQLITE_INTERRUPT) {
+				err_push(err, "reading g_state: %s", sqlite3_errmsg(db));
+				goto out;
+			}
+			sqlite3_reset(q[Q_LONG]);
+		}
+		for (size_t i = 0; i < st->nps; i++)
+			if (pv_push(&st->p_runs[i], &run[i], c0, c1, cell) < 0)
+				goto oom;
+	}
+	for (size_t i = 0; i < st->nps; i++) {
+		lane_finish(&st->p_runs[i]);
+		lane_finish(&st->p_states[i]);
+		st->spans += st->p_runs[i].n + st->p_states[i].n;
+	}
+	for (size_t i = 0; i < st->nms; i++) {
+		lane_finish(&st->m_states[i]);
+		st->spans += st->m_states[i].n;
+	}
+	ret = 0;
+	goto out;
+oom:
+	err_push(err, "out of memory building the overview");
+out:
+	sqlite3_progress_handler(db, 0, NULL, NULL);
+	for (int i = 0; i < NQ; i++)
+		sqlite3_finalize(q[i]);
+	free(run);
+	free(known);
+	free(pst);
+	free(mst);
+	return ret;
+}
+
 static void lanes_free(struct store_lane *l, size_t n)
 {
 	for (size_t i = 0; l != NULL && i < n; i++) {
@@ -561,8 +934,8 @@ void store_timeline_json(const struct store *st, int64_t t0, int64_t t1, int px,
 
 	if (nspp < 1)
 		nspp = 1;
-	sb_printf(out, "{\"t0\":%" PRId64 ",\"t1\":%" PRId64 ",\"nspp\":%" PRId64 ",\"p\":[", t0, t1,
-		  nspp);
+	sb_printf(out, "{\"t0\":%" PRId64 ",\"t1\":%" PRId64 ",\"nspp\":%" PRId64 "%s,\"p\":[", t0,
+		  t1, nspp, st->preview ? ",\"preview\":true" : "");
 	for (size_t i = 0; i < st->nps; i++) {
 		sb_printf(out, "{\"p\":%" PRId64 ",\"runs\":", st->p_runs[i].id);
 		lane_json(out, &st->p_runs[i], t0, t1, nspp, 0);

@@ -13,6 +13,9 @@
  *   - Counter buckets are STORE_BUCKETS wide slices of the trace; a window
  *     coarser than two buckets per pixel is answered from them, a finer one
  *     from the counters table through its primary key (ts).
+ *   - A preview store (store_load_preview) holds the same lanes, in the same
+ *     order, with sampled spans: one per cell of the trace at most, plus the
+ *     real spans at least a cell wide. It is a picture, not the data.
  * Concurrency: store_init() first; store_load_runs() may then run on
  *   several threads, each into its own copy of the initialised store, merged
  *   by store_merge_runs(); store_load_counters() writes only the counter
@@ -87,6 +90,7 @@ struct store {
 	struct store_cbucket *cb;
 	int32_t first[STORE_NCOUNTERS]; /* counter values at t = 0 */
 	size_t spans; /* total spans held (for the log line) */
+	int preview;  /* a sampled overview (store_load_preview): answers say "preview":true */
 	/* When non-NULL and set, loaders stop with an error (relaxed loads: a hint). */
 	atomic_int *cancel;
 };
@@ -99,6 +103,11 @@ int store_load_runs(struct store *st, sqlite3 *db, int64_t lo, int64_t hi, struc
 int store_merge_runs(struct store *st, struct store *part, struct wsr_err *err);
 /* Adds the lanes of every P and M, loads p_state and m_state, sorts every lane. */
 int store_load_states(struct store *st, sqlite3 *db, struct wsr_err *err);
+/*
+ * Builds a sampled overview of every lane into st (after store_init) in a
+ * fraction of a second: see store.c. Answers from it say "preview":true.
+ */
+int store_load_preview(struct store *st, sqlite3 *db, int ncells, struct wsr_err *err);
 /* Builds the counter buckets (bucket_ns, nbuckets, cb, first). */
 int store_load_counters(struct store *st, sqlite3 *db, struct wsr_err *err);
 void store_free(struct store *st);

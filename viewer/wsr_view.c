@@ -21,7 +21,8 @@
  *   - The server prints exactly one line on stdout, "wsr view: serving
  *     PATH at http://127.0.0.1:PORT/", flushed, once it is listening (tests
  *     and scripts read the URL from it); the store loads in the background
- *     meanwhile (the page shows "indexing" until it is ready). It stops on
+ *     meanwhile (the page shows "indexing" until the sampled overview or the
+ *     lanes are ready, then the overview until the lanes are). It stops on
  *     SIGINT, SIGTERM or SIGHUP.
  * Concurrency: SIGINT/SIGTERM are blocked before the server thread starts,
  *   so only the main thread takes them (sigwait).
@@ -54,6 +55,13 @@ static void usage(FILE *f)
 
 static int serve(const char *db_path, unsigned port, struct wsr_err *err)
 {
+	/*
+	 * WSR_VIEW_PREVIEW_ONLY=1 (tests/browser) serves the overview and never
+	 * loads the lanes, so the page's overview path can be checked on a small
+	 * trace, which would otherwise be indexed before the first request.
+	 */
+	const char *po = getenv("WSR_VIEW_PREVIEW_ONLY");
+	int flags = API_LOG | API_PREVIEW;
 	struct api api;
 	struct server sv;
 	sigset_t set;
@@ -66,7 +74,9 @@ static int serve(const char *db_path, unsigned port, struct wsr_err *err)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (api_open(&api, db_path, 1, err) < 0)
+	if (po != NULL && strcmp(po, "1") == 0)
+		flags |= API_PREVIEW_ONLY;
+	if (api_open(&api, db_path, flags, err) < 0)
 		return -1;
 	if (server_start(&sv, &api, (uint16_t)port, err) < 0) {
 		api_close(&api);

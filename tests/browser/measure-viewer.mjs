@@ -4,11 +4,13 @@
 // starting wsr-view to its URL and to the end of the background indexing; the
 // first paint (navigation start to the first timeline drawn with data, read
 // from window.__wsr.firstPaintMs), cold (page opened as soon as the URL is
-// printed) and warm (server indexed); and the zoom time (a single wheel event to
-// the redraw with the new window's data, window.__wsr.lastZoomMs) at several
-// depths. Writes two screenshots: the whole trace (SHOT-full.png) and the
+// printed, in a browser already running: the server's sampled overview, then the full lanes,
+// window.__wsr.fullPaintMs) and warm (server indexed); and the zoom time (a
+// single wheel event to the redraw with the new window's data,
+// window.__wsr.lastZoomMs) at several depths. Writes three screenshots: the
+// cold first paint (SHOT-cold.png), the whole trace (SHOT-full.png) and the
 // last zoom (SHOT).
-// usage: node measure-viewer.mjs BUILD_DIR DB SCREENSHOT.png
+// usage: node measure-viewer.mjs BUILD_DIR DB SCREENSHOT.png [--cold-only]
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -17,7 +19,8 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const [build, db, shot] = process.argv.slice(2);
+const [build, db, shot, mode] = process.argv.slice(2);
+const coldOnly = mode === '--cold-only';
 const { chromium } = createRequire(path.join(here, 'package.json'))('playwright-core');
 
 
@@ -31,6 +34,16 @@ async function waitFor(page, fn, arg, timeoutMs = 60000) {
   }
 }
 
+// The browser is open before the server starts (as a user's would be), so
+// the cold figure is the server's and the page's time, not Chromium's start.
+const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'wsr-measure-'));
+const ctx = await chromium.launchPersistentContext(profile, {
+  executablePath: '/usr/bin/chromium', headless: true, viewport: { width: 1600, height: 1000 },
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+const page = await ctx.newPage();
+await page.goto('about:blank');
 const t0 = performance.now();
 const server = spawn(path.join(build, 'viewer', 'wsr-view'), [db], { stdio: ['ignore', 'pipe', 'pipe'] });
 let log = '';
@@ -44,17 +57,22 @@ const url = await new Promise((resolve) => {
   });
 });
 const tUrl = performance.now() - t0;
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'wsr-measure-'));
-const ctx = await chromium.launchPersistentContext(profile, {
-  executablePath: '/usr/bin/chromium', headless: true, viewport: { width: 1600, height: 1000 },
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
-const page = await ctx.newPage();
 // Cold: the page opened as soon as the URL is printed, while the server indexes.
 await page.goto(url);
 await waitFor(page, () => !!(window.__wsr && window.__wsr.firstPaintMs !== null), undefined, 300000);
 const tCold = performance.now() - t0;
+const coldPreview = await page.evaluate(() => window.__wsr.preview);
+await page.screenshot({ path: shot.replace(/\.png$/, '-cold.png'), fullPage: true });
+await waitFor(page, () => window.__wsr.fullPaintMs !== null, undefined, 300000);
+const tColdFull = performance.now() - t0;
+if (coldOnly) {
+  await ctx.close();
+  server.kill('SIGTERM');
+  fs.rmSync(profile, { recursive: true, force: true });
+  console.log(log.trim());
+  console.log(`cold: wsr-view started -> first paint ${tCold.toFixed(0)} ms (${coldPreview ? 'overview' : 'full lanes'}), full lanes drawn ${tColdFull.toFixed(0)} ms`);
+  process.exit(0);
+}
 for (;;) {
   const s = await (await fetch(url + 'api/status')).json();
   if (s.lanes === 1 && s.counters === 1) break;
@@ -86,7 +104,7 @@ server.kill('SIGTERM');
 fs.rmSync(profile, { recursive: true, force: true });
 console.log(log.trim());
 console.log(`wsr-view: URL after ${tUrl.toFixed(0)} ms, indexed after ${tIndexed.toFixed(0)} ms`);
-console.log(`cold: wsr-view started -> first paint of a page opened at once: ${tCold.toFixed(0)} ms`);
+console.log(`cold: wsr-view started -> first paint of a page opened at once: ${tCold.toFixed(0)} ms (${coldPreview ? 'overview' : 'full lanes'}), full lanes drawn ${tColdFull.toFixed(0)} ms`);
 console.log(`first paint (navigation start -> timeline drawn): ${paints.map((p) => p.toFixed(0)).join(', ')} ms`);
 for (const [ms, span] of zooms) console.log(`zoom to a ${(span / 1e6).toFixed(3)} ms window: ${ms.toFixed(0)} ms`);
 console.log(`screenshot: ${shot}`);

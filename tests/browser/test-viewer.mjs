@@ -6,8 +6,10 @@
 // P; steal-graph edges = rows of the steal_graph view; zooming narrows the
 // visible range; clicking a G slice shows that G's id; the SQL console counts
 // steals and refuses DELETE; a request with Host: evil.example is refused; the
-// static HTML report opens from file:// with the network off and shows its
-// charts. Screenshots go to BUILD/tests/browser/screenshots/.
+// cold-start overview (a server that never gets past it:
+// WSR_VIEW_PREVIEW_ONLY=1) is drawn, flagged and bounded; the static HTML
+// report opens from file:// with the network off and shows its charts.
+// Screenshots go to BUILD/tests/browser/screenshots/.
 // usage: node test-viewer.mjs   (env: WSR_BUILD_ROOT, WSR_SOURCE_ROOT, WSR_EXAMPLE)
 // Exit status: 0 all passed, 1 a check failed, 77 skipped (no chromium).
 import { spawn, spawnSync } from 'node:child_process';
@@ -69,6 +71,23 @@ function sql(db, q) {
     'print(json.dumps(c.execute(sys.argv[2]).fetchall()))', db, q]);
   if (r.status !== 0) throw new Error('sqlite query failed: ' + r.stderr);
   return JSON.parse(r.stdout);
+}
+
+// Starts `wsr view DB` with extra environment; resolves to { server, url, err() }.
+function startView(db, env) {
+  const server = spawn(wsr, ['view', db], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  let serverErr = '';
+  server.stderr.on('data', (d) => { serverErr += d; });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const t = setTimeout(() => reject(new Error('no URL from wsr view: ' + serverErr)), 30000);
+    server.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/http:\/\/127\.0\.0\.1:(\d+)\//);
+      if (m) { clearTimeout(t); resolve({ server, url: m[0], err: () => serverErr }); }
+    });
+    server.on('exit', (c) => reject(new Error('wsr view exited ' + c + ': ' + serverErr)));
+  });
 }
 
 function rawGet(port, urlPath, host) {
@@ -226,6 +245,54 @@ async function main() {
     await page.screenshot({ path: path.join(shots, 'viewer-sql.png') });
     ok(errors.length === 0, 'no console errors after the interactions', errors);
     await page.close();
+
+    // The cold-start overview: a server that stops after it (the lanes never load).
+    const pv = await startView(db, { WSR_VIEW_PREVIEW_ONLY: '1' });
+    try {
+      const pvPort = Number(new URL(pv.url).port);
+      const get = async (p) => {
+        const r = await rawGet(pvPort, p, '127.0.0.1:' + pvPort);
+        return { status: r.status, body: JSON.parse(r.body) };
+      };
+      let st = null;
+      for (let i = 0; i < 600; i++) {
+        st = (await get('/api/status')).body;
+        if (st.preview !== 0) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      ok(st.preview === 1 && st.lanes === 0, 'overview server: the overview is built, the lanes are not', st);
+      const tl = (await get('/api/timeline?px=800')).body;
+      const items = tl.p.map((l) => l.runs.length + l.states.length).concat(tl.m.map((l) => l.states.length));
+      ok(tl.preview === true && tl.p.length === gomaxprocs && Math.max(...items) <= 2 * 800 + 2,
+        'overview timeline: flagged, one lane per P, at most ~2 items per pixel and lane', { preview: tl.preview, ps: tl.p.length, items });
+      ok(tl.p.some((l) => l.runs.length > 0), 'overview timeline: shows G runs');
+      const ut = await get('/api/util');
+      ok(ut.status === 503 && ut.body.loading === true, 'overview server: /api/util waits for the lanes', ut);
+      const pp = await browser.newPage();
+      const perrors = [];
+      pp.on('console', (m) => { if (m.type() === 'error') perrors.push(m.text()); });
+      pp.on('pageerror', (e) => perrors.push(String(e)));
+      await pp.goto(pv.url);
+      await waitFor(pp, () => !!(window.__wsr && window.__wsr.firstPaintMs !== null));
+      const w = await pp.evaluate(() => ({ preview: window.__wsr.preview, full: window.__wsr.fullPaintMs }));
+      const status = await pp.$eval('#status', (e) => e.textContent);
+      const lanes = await pp.$$eval('.lane-label[data-kind="p"]', (ls) => ls.length);
+      const inked = await pp.$eval('#timeline', (c) => {
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let k = 0;
+        for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && (d[i] < 200 || d[i + 1] < 200)) k++;
+        return k;
+      });
+      ok(w.preview === true && w.full === null && /overview/.test(status) && lanes === gomaxprocs && inked > 1000,
+        'the page draws the overview and says so', { w, status, lanes, inked });
+      await pp.screenshot({ path: path.join(shots, 'viewer-overview.png'), fullPage: true });
+      ok(perrors.length === 0, 'the overview page has no console errors', perrors);
+      await pp.close();
+    } finally {
+      pv.server.kill('SIGTERM');
+      await new Promise((r) => (pv.server.exitCode !== null ? r() : pv.server.on('exit', r)));
+    }
+    ok(pv.server.exitCode === 0, 'the overview server exits 0 on SIGTERM', pv.server.exitCode);
 
     // 4. The static HTML report from file:// with the network off.
     const report = path.join(outDir, 'report.html');

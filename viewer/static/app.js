@@ -10,7 +10,12 @@
  *   - Only the answer to the latest request is drawn (a sequence number);
  *     until it arrives, the previous data is redrawn at the new scale.
  *   - window.__wsr exposes what the browser tests and the measurements read:
- *     the visible range, the drawn slices' boxes, first paint and zoom times.
+ *     the visible range, the drawn slices' boxes, first paint and zoom times
+ *     (firstPaintMs: the first timeline drawn, the server's sampled overview
+ *     on a cold start; fullPaintMs: the first drawn from the full lanes).
+ *   - Until the server has indexed the lanes, /api/timeline answers from a
+ *     sampled overview ("preview": true); the page draws it, says so, and
+ *     fetches the window again once /api/status says the lanes are in.
  * Concurrency: the browser's single thread; fetches resolve in any order.
  */
 'use strict';
@@ -40,8 +45,8 @@
   const SOURCE_COLORS = ['#4263eb', '#2f9e44', '#f08c00', '#e03131', '#7048e8', '#0c8599', '#868e96'];
 
   const W = window.__wsr = {
-    static: !!STATIC, t0: 0, t1: 1, slices: [], firstPaintMs: null, zoomMs: [],
-    lastZoomMs: null, ready: false, requests: 0,
+    static: !!STATIC, t0: 0, t1: 1, slices: [], firstPaintMs: null, fullPaintMs: null,
+    preview: false, zoomMs: [], lastZoomMs: null, ready: false, requests: 0,
   };
 
   let info = null;
@@ -107,20 +112,56 @@
   }
 
   /*
-   * Waits until the server has indexed the lanes (it loads in the background);
-   * the counters may come later: countersReady says whether to ask for them.
+   * Waits until the server has indexed the lanes or built its overview (both
+   * load in the background); the counters may come later: countersReady says
+   * whether to ask for them, lanesReady whether the timeline is the full one.
    */
   let countersReady = !!STATIC;
+  let lanesReady = !!STATIC;
+  let lanesWait = null;
   async function waitIndexed() {
     if (STATIC) return;
     for (let i = 0; ; i++) {
       const s = await api('status');
       if (s.lanes < 0 || s.counters < 0) throw new Error('indexing failed (see the server log)');
       countersReady = s.counters === 1;
-      if (s.lanes === 1) return;
+      lanesReady = s.lanes === 1;
+      if (s.lanes === 1 || s.preview === 1) return;
       setStatus('indexing the trace' + '.'.repeat(1 + (i % 3)));
-      await sleep(150);
+      await sleep(100);
     }
+  }
+
+  /* Shows the overview's note and the counters' wait in the status line. */
+  function loadingStatus() {
+    const parts = [];
+    if (!lanesReady) parts.push('sampled overview: indexing the full trace…');
+    if (!countersReady) parts.push('summarising the counters…');
+    setStatus(parts.join(' '));
+  }
+
+  /*
+   * Polls until the lanes are indexed, then reads /api/info again (the same Ps
+   * and Ms, but it costs nothing to be sure) and fetches the window from them.
+   */
+  function waitLanes() {
+    if (lanesWait) return lanesWait;
+    lanesWait = (async () => {
+      for (;;) {
+        await sleep(200);
+        const s = await api('status');
+        if (s.lanes < 0) { setStatus('error: indexing the trace failed (see the server log)'); return; }
+        if (s.lanes === 1) break;
+      }
+      const fresh = await api('info');
+      const relayout = fresh.ps.join() !== info.ps.join() || fresh.ms.join() !== info.ms.join();
+      info = fresh;
+      lanesReady = true;
+      if (relayout) resize();
+      loadingStatus();
+      await fetchWindow();
+    })();
+    return lanesWait;
   }
 
   /* Polls until the counters are summarised, then fetches the window again. */
@@ -356,8 +397,11 @@
       if (my !== seq) return;
       timeline = tl;
       if (cn) counters = cn;
+      W.preview = !!tl.preview;
       draw();
       if (W.firstPaintMs === null) W.firstPaintMs = performance.now();
+      if (W.fullPaintMs === null && !tl.preview) W.fullPaintMs = performance.now();
+      if (tl.preview) waitLanes();
       if (zoomStart !== null) {
         W.lastZoomMs = performance.now() - zoomStart;
         W.zoomMs.push(W.lastZoomMs);
@@ -764,12 +808,9 @@
       W.firstPaintMs = performance.now();
     } else {
       await fetchWindow();
-      if (!countersReady) {
-        setStatus('summarising the counters…');
-        waitCounters().then(() => setStatus(''));
-      }
+      loadingStatus();
+      if (!countersReady) waitCounters().then(loadingStatus);
     }
-    if (countersReady) setStatus('');
     const iv = info.meta && info.meta.schedtrace_interval_ns;
     if (iv > 0) $('sched-interval').value = String(iv / 1e6);
     if (STATIC) {
@@ -781,7 +822,9 @@
     $('sql-run').addEventListener('click', runSql);
     $('sql-q').addEventListener('keydown', (e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) runSql(); });
     try {
-      const [st, ut, la] = await Promise.all([api('steals'), api('util'), apiReady('latency')]);
+      /* /api/util needs the lanes: on the overview, it waits for them (no 503 polling). */
+      const util = (lanesReady ? Promise.resolve() : waitLanes()).then(() => api('util'));
+      const [st, ut, la] = await Promise.all([api('steals'), util, apiReady('latency')]);
       drawSteals(st);
       drawUtil(ut);
       drawLatency(la);
@@ -789,6 +832,7 @@
     } catch (err) {
       setStatus('error: ' + err.message);
     }
+    if (lanesWait) await lanesWait; /* ready means the full timeline is drawn */
     W.ready = true;
     document.body.dataset.ready = '1';
   }
