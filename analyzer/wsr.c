@@ -26,7 +26,9 @@ struct subcommand {
 };
 
 static const struct subcommand subcommands[] = {
-	{"run", cmd_run, "run [--out DIR] [--lossless] [--subbuf-size SIZE] -- PROGRAM ARGS"},
+	{"run", cmd_run,
+	 "run [--out DIR] [--lossless] [--subbuf-size SIZE] [--num-subbuf N] [--no-ingest] -- "
+	 "PROGRAM ARGS"},
 	{"ingest", cmd_ingest, "ingest TRACE_DIR [-o trace.db] [--force]"},
 	{"report", cmd_report,
 	 "report trace.db [--interval 10ms] [--detail] [--format text|md|json|junit|html] "

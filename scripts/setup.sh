@@ -47,7 +47,8 @@ case "$mode" in
 demo)
   install_missing
   build build
-  exec ./build/analyzer/wsr run --out wsr-traces/demo -- ./build/examples/skewed
+  # A fresh ./wsr-traces/skewed-<time>/ each run (wsr run refuses a non-empty --out).
+  exec ./build/analyzer/wsr run -- ./build/examples/skewed
   ;;
 test)
   install_missing
