@@ -54,7 +54,8 @@ if [ "$mode" = build ]; then
   # shellcheck disable=SC2207
   pkgl=($(pkg-config --libs babeltrace2 sqlite3)) || { echo "fuzz-smoke: pkg-config failed"; exit 1; }
   cflags=(-std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer-no-link,address,undefined
-    -fno-sanitize-recover=undefined -I"$build_root" -I"$analyzer_dir" -DWSR_FUZZ_DATA_DIR="\"$data\"")
+    -fno-sanitize-recover=undefined -I"$build_root" -I"$analyzer_dir" -I"$analyzer_dir/../tracepoints"
+    -DWSR_FUZZ_DATA_DIR="\"$data\"")
   stale=0
   for h in "${harnesses[@]}"; do
     exe=$bdir/$(basename "$h" .c)
