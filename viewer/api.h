@@ -20,7 +20,9 @@
  *   publish the store through lanes_ready and counters_ready (and the
  *   latency histogram through latency_ready); until a part is ready, its
  *   answers say {"loading": true}. With API_PREVIEW, the lanes thread first
- *   builds the overview pv and publishes it through preview_ready: until
+ *   builds the overview pv (with a helper thread for half of the cells, on
+ *   its own connection, joined before the merge) and publishes it through
+ *   preview_ready: until
  *   lanes_ready, /api/info and /api/timeline answer from it ("preview":true
  *   in the timeline), so a cold start paints in well under a second instead
  *   of waiting seconds for the full index. pv is immutable once published
@@ -85,6 +87,8 @@ enum {
  * index lookups on the 10M-event trace of docs/viewer.md.
  */
 #define API_PREVIEW_CELLS 4096
+/* The overview's connections map this much of the file (api.c says why). */
+#define API_PREVIEW_MMAP ((int64_t)1 << 32)
 /* Below this many g_state rows the lanes load in a few tenths of a second: no overview. */
 #define API_PREVIEW_MIN_ROWS 1000000
 

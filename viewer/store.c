@@ -564,7 +564,8 @@ static void pv_run(const struct store *st, struct pv_carry *c, int64_t abs, int6
 	}
 }
 
-int store_load_preview(struct store *st, sqlite3 *db, int ncells, struct wsr_err *err)
+int store_load_preview(struct store *st, sqlite3 *db, int ncells, int k0, int k1,
+		       struct wsr_err *err)
 {
 	static const char *const sql[] = {
 		"SELECT p, g, start_ts, end_ts FROM g_state WHERE end_ts > ?1 AND state = 'running' "
@@ -617,7 +618,7 @@ int store_load_preview(struct store *st, sqlite3 *db, int ncells, struct wsr_err
 		}
 	}
 	sqlite3_progress_handler(db, 1000, pv_progress, &budget);
-	for (int k = 0; k < ncells; k++) {
+	for (int k = k0; k < k1 && k < ncells; k++) {
 		int64_t c0 = st->duration_ns * k / ncells, c1 = st->duration_ns * (k + 1) / ncells;
 		int64_t cell = c1 - c0, t = c0 + cell / 2, abs = st->start_ts + t;
 		size_t unresolved = 0, rows = 0;
@@ -764,15 +765,6 @@ long_query:
 			if (pv_push(&st->p_runs[i], &run[i], c0, c1, cell) < 0)
 				goto oom;
 	}
-	for (size_t i = 0; i < st->nps; i++) {
-		lane_finish(&st->p_runs[i]);
-		lane_finish(&st->p_states[i]);
-		st->spans += st->p_runs[i].n + st->p_states[i].n;
-	}
-	for (size_t i = 0; i < st->nms; i++) {
-		lane_finish(&st->m_states[i]);
-		st->spans += st->m_states[i].n;
-	}
 	ret = 0;
 	goto out;
 oom:
@@ -785,6 +777,45 @@ out:
 	free(known);
 	free(pst);
 	free(mst);
+	return ret;
+}
+
+static int lanes_append(struct store_lane *dst, const struct store_lane *src, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < src[i].n; k++)
+			if (lane_push(&dst[i], src[i].v[k].s, src[i].v[k].e, src[i].v[k].v) < 0)
+				return -1;
+	return 0;
+}
+
+int store_finish_preview(struct store *st, struct store *part, struct wsr_err *err)
+{
+	int ret = 0;
+
+	if (part != NULL) {
+		/* Both built their lanes from the same ids, in the same order. */
+		if (part->nps != st->nps || part->nms != st->nms) {
+			err_push(err, "the overview's parts disagree on the Ps and Ms");
+			ret = -1;
+		} else if (lanes_append(st->p_runs, part->p_runs, st->nps) < 0 ||
+			   lanes_append(st->p_states, part->p_states, st->nps) < 0 ||
+			   lanes_append(st->m_states, part->m_states, st->nms) < 0) {
+			err_push(err, "out of memory merging the overview");
+			ret = -1;
+		}
+		store_free(part);
+	}
+	/* A span found by both parts is clipped to nothing by lane_finish. */
+	for (size_t i = 0; i < st->nps; i++) {
+		lane_finish(&st->p_runs[i]);
+		lane_finish(&st->p_states[i]);
+		st->spans += st->p_runs[i].n + st->p_states[i].n;
+	}
+	for (size_t i = 0; i < st->nms; i++) {
+		lane_finish(&st->m_states[i]);
+		st->spans += st->m_states[i].n;
+	}
 	return ret;
 }
 

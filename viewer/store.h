@@ -106,8 +106,15 @@ int store_load_states(struct store *st, sqlite3 *db, struct wsr_err *err);
 /*
  * Builds a sampled overview of every lane into st (after store_init) in a
  * fraction of a second: see store.c. Answers from it say "preview":true.
+ * The trace is cut into ncells cells; this call samples cells k0 <= k < k1,
+ * so that two threads may each build a part (each into its own copy of the
+ * initialised store, on its own connection). store_finish_preview() then
+ * appends part (if not NULL; cells after st's) to st, frees it, and sorts
+ * and summarises every lane.
  */
-int store_load_preview(struct store *st, sqlite3 *db, int ncells, struct wsr_err *err);
+int store_load_preview(struct store *st, sqlite3 *db, int ncells, int k0, int k1,
+		       struct wsr_err *err);
+int store_finish_preview(struct store *st, struct store *part, struct wsr_err *err);
 /* Builds the counter buckets (bucket_ns, nbuckets, cb, first). */
 int store_load_counters(struct store *st, sqlite3 *db, struct wsr_err *err);
 void store_free(struct store *st);
