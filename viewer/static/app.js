@@ -808,9 +808,9 @@
       W.firstPaintMs = performance.now();
     } else {
       await fetchWindow();
-      loadingStatus();
       if (!countersReady) waitCounters().then(loadingStatus);
     }
+    loadingStatus(); /* clears "loading…" once nothing is pending (always, in a report) */
     const iv = info.meta && info.meta.schedtrace_interval_ns;
     if (iv > 0) $('sched-interval').value = String(iv / 1e6);
     if (STATIC) {
