@@ -46,8 +46,10 @@ static bool runqputslow(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, ui
 	wsr__lock(&wsr__sched.lock);
 	wsr__globrunqputbatch(batch[0], batch[n], (int32_t)n + 1);
 	glen = load_relaxed(&wsr__sched.runqsize);
-	wsr__unlock(&wsr__sched.lock);
+	/* Under the lock: nobody can take the batch from the global queue before
+	 * the event that says it arrived there. */
 	WSR_TRACE(runq_spill, &mp->stats, pp->id, mp->id, n + 1, (uint32_t)glen);
+	wsr__unlock(&wsr__sched.lock);
 	return true;
 }
 
@@ -77,24 +79,32 @@ static bool runqput_tail(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp)
 
 void wsr__runqput(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, bool next)
 {
-	struct wsr_g *kicked = NULL;
+	struct wsr_g *old = NULL;
 
 	WSR_DASSERT(pp->m == mp);
 	WSR_DASSERT(load_relaxed(&gp->status) == G_RUNNABLE);
+	/* The event goes first, before the put makes gp visible: once it is in
+	 * runnext or the ring, a thief may run (and finish) it, and a trace whose
+	 * g_run came before the runqput of the same G would be out of order when
+	 * this M loses its CPU in between. qlen is the ring length the put makes
+	 * (a full ring then spills: the runq_spill follows). Only the owner sets
+	 * runnext non-NULL, so the peeked occupant is what the exchange kicks out,
+	 * unless a thief takes it in the two instructions between. */
 	if (next) {
+		old = load_relaxed(&pp->runnext);
+		WSR_TRACE(runqput, &mp->stats, pp->id, mp->id, gp->goid, 1, g_id(old),
+			  wsr__runqlen(pp) + (old != NULL));
+		wsr__stat_add(&mp->stats, WSR_ST_runqput_next, 1);
 		WSR_CHAOS(mp, CHAOS_RUNNEXT);
 		/* Exchange: a thief may CAS runnext to NULL concurrently. seq_cst for
 		 * the same Dekker pair as the tail store (free on x86-64: XCHG). */
-		kicked = xchg_seq(&pp->runnext, gp);
-		if (kicked != NULL)
-			runqput_tail(mp, pp, kicked);
+		old = xchg_seq(&pp->runnext, gp);
+		if (old != NULL)
+			runqput_tail(mp, pp, old);
 	} else {
+		WSR_TRACE(runqput, &mp->stats, pp->id, mp->id, gp->goid, 0, 0, wsr__runqlen(pp) + 1);
 		runqput_tail(mp, pp, gp);
 	}
-	WSR_TRACE(runqput, &mp->stats, pp->id, mp->id, gp->goid, (uint8_t)next, g_id(kicked),
-		  wsr__runqlen(pp));
-	if (next)
-		wsr__stat_add(&mp->stats, WSR_ST_runqput_next, 1);
 }
 
 void wsr__runqput_batch(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp)
