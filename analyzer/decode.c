@@ -540,7 +540,7 @@ static int decode_event(struct wsr_decoder *d, const bt_message *msg, struct wsr
 	} else if (e->ev >= EV_COUNT) {
 		/* "name\0{json payload}" */
 		APPEND("%s", e->name);
-		off++;
+		off = off + 1 < size ? off + 1 : size - 1; /* a name that fills buf: no payload */
 		if (pl != NULL)
 			json_field(buf, size, &off, pl, 0);
 		else

@@ -1418,10 +1418,11 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 		}
 		break;
 	case EV_STEAL: {
-		struct ps *T = &dv->ps[p];
 		int v = (int)r->a1;
+		/* p_known() may grow (realloc) dv->ps: take the pointers after it. */
 		if (p_known(dv, v, ts, err) < 0)
 			return -1;
+		struct ps *T = &dv->ps[p];
 		struct ps *V = &dv->ps[v];
 		int64_t from_ring = r->a2;
 		if (r->a3) {

@@ -192,7 +192,7 @@ static int metadata_text(const char *path, char **text, struct wsr_err *err)
 			}
 			uint32_t content = le32(h + 24), packet = le32(h + 28);
 			if (packet % 8 != 0 || content % 8 != 0 || content > packet ||
-			    packet / 8 < 37) {
+			    content / 8 < 37) {
 				err_input(err,
 					  "%s: metadata packet at offset %zu has sizes %u/%u bits: "
 					  "the metadata is corrupted",
@@ -333,7 +333,11 @@ static int64_t clock_offset_ns(const char *t)
 		sscanf(o, "\toffset = %lld", &off);
 	if (os != NULL)
 		sscanf(os, "offset_s = %lld", &off_s);
-	return off_s * 1000000000LL + off;
+	long long ns;
+	if (__builtin_mul_overflow(off_s, 1000000000LL, &ns) ||
+	    __builtin_add_overflow(ns, off, &ns))
+		return INT64_MIN;
+	return ns;
 }
 
 /* Walks the packets of one LTTng stream file. */
@@ -385,8 +389,10 @@ static int check_stream(struct pre *pr, const char *path, off_t size, int64_t of
 				  path, off, packet / 8, (uint64_t)size - off);
 			goto out;
 		}
-		if (offset_ns != INT64_MIN && content > 64 * 8) {
-			int64_t b = offset_ns + (int64_t)tb, e = offset_ns + (int64_t)te;
+		int64_t b, e;
+		if (offset_ns != INT64_MIN && content > 64 * 8 && te <= INT64_MAX &&
+		    !__builtin_add_overflow(offset_ns, (int64_t)tb, &b) &&
+		    !__builtin_add_overflow(offset_ns, (int64_t)te, &e)) {
 			if (pr->begin_ns == 0 || b < pr->begin_ns)
 				pr->begin_ns = b;
 			if (e > pr->end_ns)

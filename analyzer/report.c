@@ -87,7 +87,7 @@ int parse_duration_ns(const char *s, int64_t *ns)
 	double v = strtod(s, &end);
 	double mul;
 
-	if (end == s || v <= 0)
+	if (end == s || !(v > 0)) /* also rejects NaN */
 		return -1;
 	if (*end == '\0' || strcmp(end, "ms") == 0)
 		mul = 1e6;

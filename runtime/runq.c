@@ -24,11 +24,26 @@
 #include "chaos.h"
 #include "runq.h"
 
-/* Puts gp at the tail; on a full ring spills and returns true. */
-static bool runqput_tail(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp);
+/* The runqput event a put announces (NULL for batch puts, which have none). */
+struct putev {
+	struct wsr_g *g;
+	uint8_t next;
+	struct wsr_g *kicked;
+};
 
+static void emit_put(struct wsr_m *mp, struct wsr_p *pp, const struct putev *ev, uint32_t qlen)
+{
+	WSR_TRACE(runqput, &mp->stats, pp->id, mp->id, ev->g->goid, ev->next, g_id(ev->kicked),
+		  qlen);
+	if (ev->next)
+		wsr__stat_add(&mp->stats, WSR_ST_runqput_next, 1);
+}
+
+/* Moves half the full ring plus gp to the global queue in one batch. With ev,
+ * its runqput event follows the runq_spill, both under sched.lock, so nobody
+ * can take gp from the global queue before the events that put it there. */
 static bool runqputslow(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, uint32_t h,
-			uint32_t t)
+			uint32_t t, const struct putev *ev)
 {
 	struct wsr_g *batch[WSR_RUNQ_SIZE / 2 + 1];
 	uint32_t n = (t - h) / 2, i;
@@ -46,14 +61,17 @@ static bool runqputslow(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, ui
 	wsr__lock(&wsr__sched.lock);
 	wsr__globrunqputbatch(batch[0], batch[n], (int32_t)n + 1);
 	glen = load_relaxed(&wsr__sched.runqsize);
-	/* Under the lock: nobody can take the batch from the global queue before
-	 * the event that says it arrived there. */
 	WSR_TRACE(runq_spill, &mp->stats, pp->id, mp->id, n + 1, (uint32_t)glen);
+	if (ev != NULL)
+		emit_put(mp, pp, ev, wsr__runqlen(pp));
 	wsr__unlock(&wsr__sched.lock);
 	return true;
 }
 
-static bool runqput_tail(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp)
+/* Puts gp at the ring's tail, announcing ev (if any) just before the tail
+ * store publishes gp; a full ring spills instead (see runqputslow). */
+static void runqput_tail(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp,
+			 const struct putev *ev)
 {
 	for (;;) {
 		/* load-acquire; synchronises with consumers' CAS-release of head. */
@@ -62,6 +80,8 @@ static bool runqput_tail(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp)
 
 		if (t - h < WSR_RUNQ_SIZE) {
 			store_relaxed(&pp->runq[t % WSR_RUNQ_SIZE], gp);
+			if (ev != NULL)
+				emit_put(mp, pp, ev, t - h + 1);
 			/* seq_cst: publishes the slot (pairs with load-acquire of tail by
 			 * consumers) and is the submitter's half of the Dekker pair with
 			 * wakep's load_seq(nmspinning): a release store is a plain mov on
@@ -69,47 +89,63 @@ static bool runqput_tail(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp)
 			 * nmspinning could then miss this G (tests/reliability/parking.pml
 			 * -DTSO_TAIL finds that lost wakeup). */
 			store_seq(&pp->runqtail, t + 1);
-			return false;
+			return;
 		}
-		if (runqputslow(mp, pp, gp, h, t))
-			return true;
+		if (runqputslow(mp, pp, gp, h, t, ev))
+			return;
 		/* The ring is not full any more: the put above must succeed. */
 	}
 }
 
+static bool ring_full(struct wsr_p *pp)
+{
+	return load_relaxed(&pp->runqtail) - load_acq(&pp->runqhead) >= WSR_RUNQ_SIZE;
+}
+
 void wsr__runqput(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, bool next)
 {
-	struct wsr_g *old = NULL;
+	struct putev ev = {gp, next, NULL};
+	struct wsr_g *old;
 
 	WSR_DASSERT(pp->m == mp);
 	WSR_DASSERT(load_relaxed(&gp->status) == G_RUNNABLE);
-	/* The event goes first, before the put makes gp visible: once it is in
-	 * runnext or the ring, a thief may run (and finish) it, and a trace whose
-	 * g_run came before the runqput of the same G would be out of order when
-	 * this M loses its CPU in between. qlen is the ring length the put makes
-	 * (a full ring then spills: the runq_spill follows). Only the owner sets
-	 * runnext non-NULL, so the peeked occupant is what the exchange kicks out,
-	 * unless a thief takes it in the two instructions between. */
-	if (next) {
-		old = load_relaxed(&pp->runnext);
-		WSR_TRACE(runqput, &mp->stats, pp->id, mp->id, gp->goid, 1, g_id(old),
-			  wsr__runqlen(pp) + (old != NULL));
-		wsr__stat_add(&mp->stats, WSR_ST_runqput_next, 1);
-		WSR_CHAOS(mp, CHAOS_RUNNEXT);
-		/* Exchange: a thief may CAS runnext to NULL concurrently. seq_cst for
-		 * the same Dekker pair as the tail store (free on x86-64: XCHG). */
-		old = xchg_seq(&pp->runnext, gp);
-		if (old != NULL)
-			runqput_tail(mp, pp, old);
-	} else {
-		WSR_TRACE(runqput, &mp->stats, pp->id, mp->id, gp->goid, 0, 0, wsr__runqlen(pp) + 1);
-		runqput_tail(mp, pp, gp);
+	/* Every runqput event is emitted before the put makes gp visible: once it
+	 * is in runnext, the ring or the global queue, another M may run (and
+	 * finish) it, and the trace must not show that g_run before this event.
+	 * When the put overflows the ring, the runq_spill comes first and qlen is
+	 * the ring length after the spill (runqputslow). */
+	if (!next) {
+		runqput_tail(mp, pp, gp, &ev);
+		return;
 	}
+	WSR_CHAOS(mp, CHAOS_RUNNEXT);
+	/* Only the owner sets runnext non-NULL; thieves may only clear it. */
+	old = load_relaxed(&pp->runnext);
+	if (old != NULL && ring_full(pp) && cas_acq_rel(&pp->runnext, &old, NULL)) {
+		/* Kicking old out will spill: move it first (runq_spill), then
+		 * announce gp and publish it in the now empty runnext. */
+		runqput_tail(mp, pp, old, NULL);
+		ev.kicked = old;
+		emit_put(mp, pp, &ev, wsr__runqlen(pp));
+		/* seq_cst: the Dekker pair with wakep, as the tail store. */
+		old = xchg_seq(&pp->runnext, gp);
+		WSR_ASSERT(old == NULL);
+		return;
+	}
+	old = load_relaxed(&pp->runnext);
+	ev.kicked = old;
+	emit_put(mp, pp, &ev, wsr__runqlen(pp) + (old != NULL));
+	/* Exchange: a thief may CAS runnext to NULL concurrently (then old is
+	 * NULL here although the event named it: the steal event says where it
+	 * went). seq_cst for the Dekker pair with wakep (free on x86-64: XCHG). */
+	old = xchg_seq(&pp->runnext, gp);
+	if (old != NULL)
+		runqput_tail(mp, pp, old, NULL);
 }
 
 void wsr__runqput_batch(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp)
 {
-	runqput_tail(mp, pp, gp);
+	runqput_tail(mp, pp, gp, NULL);
 }
 
 struct wsr_g *wsr__runqget(struct wsr_p *pp, bool *inherit)
