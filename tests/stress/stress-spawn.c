@@ -55,22 +55,25 @@ struct range {
 static void tree(void *arg)
 {
 	struct range *r = arg;
+	long lo = r->lo, hi = r->hi;
 
-	if (r->hi - r->lo == 1) {
-		leaf((void *)(uintptr_t)r->lo);
+	/* Freed first: once the last leaf signals, main returns and Gs still on
+	 * their way out are abandoned (LeakSanitizer would see r). */
+	free(r);
+	if (hi - lo == 1) {
+		leaf((void *)(uintptr_t)lo);
 	} else {
-		long mid = (r->lo + r->hi) / 2;
+		long mid = (lo + hi) / 2;
 		struct range *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
 
 		ASSERT(a != NULL && b != NULL);
-		a->lo = r->lo;
+		a->lo = lo;
 		a->hi = mid;
 		b->lo = mid;
-		b->hi = r->hi;
+		b->hi = hi;
 		wsr_go(tree, a);
 		wsr_go(tree, b);
 	}
-	free(r);
 }
 
 static int tree_main(void *arg)
