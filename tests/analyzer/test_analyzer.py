@@ -429,6 +429,19 @@ def case_bad_input(wsr, sim, tmp):
     expect_bad(wsr, os.path.join(tmp, 'trunc-stream'), out, 'truncated stream file',
                ['stream file is truncated'])
 
+    # More cut points: inside the first packet header, mid-file, one byte short.
+    for cut in (20, size // 2, size - 1):
+        d = os.path.join(tmp, 'trunc-stream-%d' % cut)
+        meta, streams = copy_trace(good, d)
+        with open(streams[0], 'r+b') as fh:
+            fh.truncate(cut)
+        expect_bad(wsr, d, out, 'stream file truncated at byte %d' % cut,
+                   ['stream file is truncated', 'truncated'])
+    # A trace whose metadata file is gone (stream files only).
+    d = os.path.join(tmp, 'no-meta')
+    meta, streams = copy_trace(good, d)
+    os.unlink(meta)
+    expect_bad(wsr, d, out, 'missing metadata file', ['not a CTF trace', 'metadata'])
     meta, streams = copy_trace(good, os.path.join(tmp, 'trunc-meta'))
     with open(meta, 'r+b') as fh:
         fh.truncate(os.path.getsize(meta) - 100)
@@ -466,6 +479,29 @@ def case_bad_input(wsr, sim, tmp):
                ['corrupted', 'cannot decode', 'out of range', 'crashed', 'no progress'])
 
 
+def case_discarded(wsr, sim, tmp):
+    """A trace with discarded events (tiny sub-buffers in discard mode): it
+    ingests, and the database records the loss in meta and in `discarded`."""
+    lossy = os.path.join(tmp, 'lossy')
+    rc, _, err = lttrec.record(lossy, [sim, '-p', '2', '-g', '20000', '-t', '5'],
+                               subbuf='4k', nsubbuf='2')
+    ok(rc == 0, 'sim-emitter ran into 2 x 4 KiB sub-buffers', err[-300:])
+    dbpath = os.path.join(tmp, 'lossy.db')
+    r = ingest(wsr, lossy, dbpath)
+    ok(r.returncode == 0, 'a trace with discarded events ingests', r.stderr[-500:])
+    if r.returncode != 0:
+        return
+    db = sqlite3.connect(dbpath)
+    n = db.execute("SELECT value FROM meta WHERE key = 'discarded_events'").fetchone()[0]
+    rows = db.execute('SELECT count(*) FROM discarded').fetchone()[0]
+    db.close()
+    ok(int(n) > 0 and rows > 0, 'the database records the loss (meta.discarded_events = %s, '
+       '%d rows in discarded)' % (n, rows))
+    r = run([wsr, 'report', dbpath])
+    ok(r.returncode == 0 and 'discard' in r.stdout.lower(), 'the report states the loss',
+       r.stdout[:800])
+
+
 def case_plugin(wsr, sim, plugin_dir, tmp):
     trace = os.path.join(tmp, 'trace')
     rc, _, err = lttrec.record(trace, [sim, '-p', '2', '-g', '3000', '-t', '20'])
@@ -500,6 +536,7 @@ def main():
             case_example(wsr, sys.argv[4], sys.argv[5], sys.argv[6:], tmp)
         elif case == 'bad-input':
             case_bad_input(wsr, sim, tmp)
+            case_discarded(wsr, sim, tmp)
         elif case == 'plugin':
             case_plugin(wsr, sim, sys.argv[4], tmp)
         else:
