@@ -711,6 +711,22 @@ static void p_dirty(struct derive *dv, int p)
 	}
 }
 
+/* Writes one P or M state interval [start, end) (who: its M or P; cut: 1 if
+ * the trace ended inside it). */
+static int state_row(struct derive *dv, enum stmt stmt, int64_t id, const char *state,
+		     int64_t start, int64_t end, int64_t who, int cut, struct wsr_err *err)
+{
+	struct val *s = row(dv, stmt);
+
+	bind_i64(s, 1, id);
+	bind_text(s, 2, state);
+	bind_i64(s, 3, start);
+	bind_i64(s, 4, end);
+	bind_id(s, 5, who);
+	bind_i64(s, 6, cut);
+	return step(dv, stmt, err);
+}
+
 static int p_set(struct derive *dv, int p, int64_t ts, struct wsr_err *err)
 {
 	struct ps *P = &dv->ps[p];
@@ -726,19 +742,10 @@ static int p_set(struct derive *dv, int p, int64_t ts, struct wsr_err *err)
 	}
 	if (st == P->state && m == P->st_m)
 		return 0;
-	if (P->state != PS_NONE && ts > P->start) {
-		struct val *s = row(dv, ST_P_STATE);
-		bind_i64(s, 1, p);
-		bind_text(s, 2, pstate_names[P->state]);
-		bind_i64(s, 3, P->start);
-		bind_i64(s, 4, ts);
-		bind_id(s, 5, P->st_m);
-		bind_i64(s, 6, 0);
-		if (step(dv, ST_P_STATE, err) < 0)
-			return -1;
-		P->start = ts;
-	}
-	if (P->state == PS_NONE)
+	if (P->state != PS_NONE && ts > P->start &&
+	    state_row(dv, ST_P_STATE, p, pstate_names[P->state], P->start, ts, P->st_m, 0, err) < 0)
+		return -1;
+	if (P->state == PS_NONE || ts > P->start)
 		P->start = ts;
 	P->state = st;
 	P->st_m = m;
@@ -761,19 +768,10 @@ static int m_set(struct derive *dv, int m, int64_t ts, struct wsr_err *err)
 		st = M->spinning ? MS_SPINNING : MS_RUNNING;
 	if (st == M->state && p == M->st_p)
 		return 0;
-	if (M->state != MS_NONE && ts > M->start) {
-		struct val *s = row(dv, ST_M_STATE);
-		bind_i64(s, 1, m);
-		bind_text(s, 2, mstate_names[M->state]);
-		bind_i64(s, 3, M->start);
-		bind_i64(s, 4, ts);
-		bind_id(s, 5, M->st_p);
-		bind_i64(s, 6, 0);
-		if (step(dv, ST_M_STATE, err) < 0)
-			return -1;
-		M->start = ts;
-	}
-	if (M->state == MS_NONE)
+	if (M->state != MS_NONE && ts > M->start &&
+	    state_row(dv, ST_M_STATE, m, mstate_names[M->state], M->start, ts, M->st_p, 0, err) < 0)
+		return -1;
+	if (M->state == MS_NONE || ts > M->start)
 		M->start = ts;
 	M->state = st;
 	M->st_p = p;
@@ -1859,17 +1857,10 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 		struct ps *P = &dv->ps[p];
 		if (!P->known)
 			continue;
-		if (P->state != PS_NONE && end > P->start) {
-			struct val *s = row(dv, ST_P_STATE);
-			bind_i64(s, 1, p);
-			bind_text(s, 2, pstate_names[P->state]);
-			bind_i64(s, 3, P->start);
-			bind_i64(s, 4, end);
-			bind_id(s, 5, P->st_m);
-			bind_i64(s, 6, 1);
-			if (step(dv, ST_P_STATE, err) < 0)
-				return -1;
-		}
+		if (P->state != PS_NONE && end > P->start &&
+		    state_row(dv, ST_P_STATE, p, pstate_names[P->state], P->start, end, P->st_m,
+			      1, err) < 0)
+			return -1;
 		struct val *s = row(dv, ST_P);
 		bind_i64(s, 1, p);
 		bind_i64(s, 2, P->schedticks);
@@ -1883,17 +1874,10 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 		struct ms *M = &dv->ms[m];
 		if (!M->known)
 			continue;
-		if (M->state != MS_NONE && end > M->start) {
-			struct val *s = row(dv, ST_M_STATE);
-			bind_i64(s, 1, m);
-			bind_text(s, 2, mstate_names[M->state]);
-			bind_i64(s, 3, M->start);
-			bind_i64(s, 4, end);
-			bind_id(s, 5, M->st_p);
-			bind_i64(s, 6, 1);
-			if (step(dv, ST_M_STATE, err) < 0)
-				return -1;
-		}
+		if (M->state != MS_NONE && end > M->start &&
+		    state_row(dv, ST_M_STATE, m, mstate_names[M->state], M->start, end, M->st_p,
+			      1, err) < 0)
+			return -1;
 		struct val *s = row(dv, ST_M);
 		bind_i64(s, 1, m);
 		bind_opt(s, 2, M->tid >= 0, M->tid);

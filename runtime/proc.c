@@ -124,6 +124,15 @@ static void note_spinning(int32_t n)
 		;
 }
 
+/* mp's increment took nmspinning to n: mark it spinning and say so. */
+static void joinedspinning(struct wsr_m *mp, int32_t n)
+{
+	mp->spinning = true;
+	store_seq(&wsr__sched.needspinning, 0);
+	note_spinning(n);
+	WSR_TRACE(spin_start, &mp->stats, p_id(mp->p), mp->id, n, 0);
+}
+
 /* Joins the spinners if 2*nmspinning < gomaxprocs - npidle (findrunnable). */
 static bool trybecomespinning(struct wsr_m *mp)
 {
@@ -137,10 +146,7 @@ static bool trybecomespinning(struct wsr_m *mp)
 		if (cas_seq(&wsr__sched.nmspinning, &n, n + 1))
 			break;
 	}
-	mp->spinning = true;
-	store_seq(&wsr__sched.needspinning, 0);
-	note_spinning(n + 1);
-	WSR_TRACE(spin_start, &mp->stats, p_id(mp->p), mp->id, n + 1, 0);
+	joinedspinning(mp, n + 1);
 	return true;
 }
 
@@ -157,10 +163,7 @@ static bool rejoinspinning(struct wsr_m *mp)
 		if (cas_seq(&wsr__sched.nmspinning, &n, n + 1))
 			break;
 	}
-	mp->spinning = true;
-	store_seq(&wsr__sched.needspinning, 0);
-	note_spinning(n + 1);
-	WSR_TRACE(spin_start, &mp->stats, p_id(mp->p), mp->id, n + 1, 0);
+	joinedspinning(mp, n + 1);
 	return true;
 }
 
