@@ -10,6 +10,8 @@
  *     always under c->lock; the woken G finds sudog->success set.
  *   - A G readied by its communication partner goes to runnext and inherits
  *     the time slice, so a ping-pong pair runs as a unit on one P.
+ *   - A channel and its ring are one allocation (buf points just past the
+ *     header, or is NULL when cap or elemsize is 0).
  *   - Send on a closed channel returns -1 (Go panics); recv drains the ring,
  *     then returns 0 with elem zeroed; closing twice throws.
  * Concurrency: everything under c->lock; a parking G's sudog is enqueued
@@ -25,24 +27,30 @@
 #include "chan.h"
 #include "proc.h"
 
+/* The header rounded up so that the ring after it is max-aligned. */
+#define CHAN_HDR                                                                                   \
+	((sizeof(struct wsr_chan) + _Alignof(max_align_t) - 1) / _Alignof(max_align_t) *           \
+	 _Alignof(max_align_t))
+
 wsr_chan *wsr_chan_make(size_t elem_size, size_t cap)
 {
 	wsr_chan *c;
+	size_t bufsize;
 
 	if (elem_size > (1u << 16) || (cap != 0 && elem_size != 0 && cap > SIZE_MAX / elem_size))
 		return NULL;
-	c = calloc(1, sizeof(*c));
+	/* One block, as Go's makechan: the ring follows the header, aligned
+	 * for any element type (CHAN_HDR). */
+	bufsize = cap * elem_size;
+	if (bufsize > SIZE_MAX - CHAN_HDR)
+		return NULL;
+	c = calloc(1, CHAN_HDR + bufsize);
 	if (c == NULL)
 		return NULL;
 	c->elemsize = elem_size;
 	c->cap = cap;
-	if (cap > 0 && elem_size > 0) {
-		c->buf = calloc(cap, elem_size);
-		if (c->buf == NULL) {
-			free(c);
-			return NULL;
-		}
-	}
+	if (bufsize > 0)
+		c->buf = (char *)c + CHAN_HDR;
 	wsr__lock_init(&c->lock);
 	return c;
 }
@@ -54,8 +62,7 @@ void wsr_chan_free(wsr_chan *c)
 	if (c->recvq.first != NULL || c->sendq.first != NULL)
 		wsr__throw("chan_free: Gs still wait on the channel");
 	wsr__lock_destroy(&c->lock);
-	free(c->buf);
-	free(c);
+	free(c); /* the ring too: one block */
 }
 
 void wsr__waitq_enqueue(struct wsr_waitq *q, struct wsr_sudog *sg)
