@@ -1,21 +1,34 @@
 /*
- * stack.c - G stacks: mmap with a guard page, per-P and global caches, and
- * the stack-overflow report on an alternate signal stack.
+ * stack.c - G stacks: carved from chunks of STACK_CHUNK stacks, each with a
+ * guard page, per-P and global caches, and the stack-overflow report on an
+ * alternate signal stack.
  *
- * Layout of one mapping: [guard page, PROT_NONE][usable bytes ... header].
- * The 16-byte header at the very top records the usable size and the
- * valgrind stack id, so a cached stack can be reused or unmapped alone.
+ * Layout of one stack: [guard page][usable bytes ... header]. The 16-byte
+ * header at the very top records the usable size and the valgrind stack id.
+ * A chunk is one mmap of STACK_CHUNK such stacks whose guards are installed
+ * together (one process_madvise; else one madvise or mprotect per stack).
+ * A chunk is unmapped only as a whole, at teardown: a run that used 20,000
+ * stacks used to end in 20,000 munmaps (each splitting the merged VMA);
+ * now adjacent chunks go in one call.
  *
  * Invariants:
  *   - A G owns a stack from its first run (execute) to its exit (goexit_m);
  *     a G that has never run has none.
+ *   - A stack's pages are touched (faulted in) only once it is handed out:
+ *     stack_map writes its header; the rest of a fresh chunk stays untouched.
  *   - A P's cache holds only stacks of the current default size; a stack of
- *     another size (after wsr_set_stack_size) goes to munmap.
+ *     another size (after wsr_set_stack_size), or one the full pool cannot
+ *     take, is dropped: its pages go back (MADV_DONTNEED), its address range
+ *     stays reserved in its chunk until teardown.
+ *   - chunks[] lists every chunk; wsr__stackpool_free unmaps them all, after
+ *     every G stopped running (skipped if an M was left behind).
  *   - The SIGSEGV/SIGBUS handler runs on the M's own alternate stack and
  *     reports an overflow only for a fault inside (or just below) the running
  *     G's guard page; any other fault gets the previous disposition back.
- * Concurrency: pp->stackcache is the owner P's; the global pool is under
- *   poollock; the default size is read and written atomically.
+ * Concurrency: pp->stackcache is the owner P's; the global pool, chunks[]
+ *   and the chunk being carved are under poollock (a new chunk is mapped
+ *   under it, once per STACK_CHUNK stacks); the default size is read and
+ *   written atomically.
  */
 #include "config.h"
 
@@ -25,6 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <wsr.h>
@@ -38,6 +53,9 @@
  * blocked frees and needs that many again all run long. Touched pages stay
  * resident (as Go keeps stacks until the next GC). */
 #define POOL_MAX  65536
+/* Stacks per chunk: 64 x (256 KiB + a guard page) is 16.6 MB of address
+ * space, mapped MAP_NORESERVE; only handed-out stacks get pages. */
+#define STACK_CHUNK 64
 #define ALTSTACK_SIZE (64 * 1024)
 
 struct stack_hdr {
@@ -50,6 +68,18 @@ static struct wsr_lock poollock = {PTHREAD_MUTEX_INITIALIZER, 0};
 static void **pool; /* POOL_MAX entries, allocated on first use */
 static int npool;
 static size_t poolsize; /* size of the stacks in pool; under poollock */
+
+struct chunk {
+	char *base;
+	size_t len;
+};
+
+/* Under poollock: every chunk mapped since boot, and the one being carved. */
+static struct chunk *chunks;
+static size_t nchunks, chunkscap;
+static char *carve;	     /* next stack of the newest chunk */
+static int carveleft;	     /* stacks left in it */
+static size_t carvesize;     /* their usable size */
 static struct sigaction old_segv, old_bus;
 static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
 static _Atomic size_t default_size; /* 0: not decided yet (see cur_size) */
@@ -110,13 +140,20 @@ static size_t cur_size(void)
 # define MADV_GUARD_INSTALL 102 /* Linux >= 6.13 */
 #endif
 
-/* 1 while MADV_GUARD_INSTALL works, 0 once the kernel refused it. */
+/* 1 while MADV_GUARD_INSTALL works, 0 once the kernel refused it; 1 while
+ * process_madvise(PIDFD_SELF) takes it (Linux >= 6.13 for the advice, 6.14
+ * for PIDFD_SELF), 0 once it did not. */
 static _Atomic int guard_madvise = 1;
+static _Atomic int guard_batch = 1;
 
-/* Makes the first page of a stack mapping fault on access. A guard region
- * (Linux >= 6.13) splits no VMA, so adjacent stacks merge into one mapping;
- * mprotect splits it into two, and vm.max_map_count (65530 by default)
- * then caps live stacks near 32 K. */
+#ifndef PIDFD_SELF
+# define PIDFD_SELF (-10000)
+#endif
+
+/* Makes the first page of a stack fault on access. A guard region (Linux >=
+ * 6.13) splits no VMA, so adjacent stacks merge into one mapping; mprotect
+ * splits it into two, and vm.max_map_count (65530 by default) then caps live
+ * stacks near 32 K. */
 static int install_guard(char *base, size_t guard)
 {
 	if (load_relaxed(&guard_madvise)) {
@@ -129,31 +166,104 @@ static int install_guard(char *base, size_t guard)
 	return mprotect(base, guard, PROT_NONE);
 }
 
+/* Installs the guard page of each of the n stacks of span bytes from base:
+ * one process_madvise when the kernel takes it, else one call per stack. */
+static int install_guards(char *base, int n, size_t span, size_t guard)
+{
+	int i;
+
+#ifdef SYS_process_madvise
+	if (load_relaxed(&guard_madvise) && load_relaxed(&guard_batch)) {
+		struct iovec iov[STACK_CHUNK];
+
+		for (i = 0; i < n; i++) {
+			iov[i].iov_base = base + (size_t)i * span;
+			iov[i].iov_len = guard;
+		}
+		if (syscall(SYS_process_madvise, PIDFD_SELF, iov, (size_t)n, MADV_GUARD_INSTALL,
+			    0) == (long)((size_t)n * guard))
+			return 0;
+		/* Refused or partial (the guards already installed stay: installing
+		 * one again is harmless): fall back to one call per stack. */
+		store_relaxed(&guard_batch, 0);
+	}
+#endif
+	for (i = 0; i < n; i++)
+		if (install_guard(base + (size_t)i * span, guard) != 0)
+			return -1;
+	return 0;
+}
+
+/* Caller holds poollock. Maps a chunk of stacks of size bytes and makes it
+ * the one carved from; false if out of memory. */
+static bool chunk_map(size_t size)
+{
+	size_t guard = wsr__page_size(), span = guard + size, len = span * STACK_CHUNK;
+	char *base;
+
+	if (nchunks == chunkscap) {
+		size_t cap = chunkscap != 0 ? 2 * chunkscap : 64;
+		struct chunk *nc = realloc(chunks, cap * sizeof(*nc));
+
+		if (nc == NULL)
+			return false;
+		chunks = nc;
+		chunkscap = cap;
+	}
+	base = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (base == MAP_FAILED)
+		return false;
+	if (install_guards(base, STACK_CHUNK, span, guard) != 0) {
+		munmap(base, len);
+		return false;
+	}
+	chunks[nchunks].base = base;
+	chunks[nchunks].len = len;
+	nchunks++;
+	carve = base;
+	carveleft = STACK_CHUNK;
+	carvesize = size;
+	return true;
+}
+
+/* A fresh stack of size bytes from the chunk being carved (a new chunk when
+ * it is used up or holds another size), or NULL. */
 static void *stack_map(size_t size)
 {
 	size_t guard = wsr__page_size();
-	char *base = mmap(NULL, guard + size, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
 	struct stack_hdr *h;
+	char *base = NULL;
 
-	if (base == MAP_FAILED)
-		return NULL;
-	if (install_guard(base, guard) != 0) {
-		munmap(base, guard + size);
-		return NULL;
+	wsr__lock(&poollock);
+	if ((carveleft > 0 && carvesize == size) || chunk_map(size)) {
+		base = carve;
+		carve += guard + size;
+		carveleft--;
 	}
+	wsr__unlock(&poollock);
+	if (base == NULL)
+		return NULL;
 	h = hdr_of(base, size);
 	h->size_pages = (uint32_t)(size / guard);
 	h->vgid = san_stack_register(base + guard, base + guard + size);
 	return base;
 }
 
-static void stack_unmap_sized(void *base, size_t size)
+/* Teardown: valgrind forgets the stack (chunks are unmapped after). */
+static void stack_forget(void *base, size_t size)
 {
-	struct stack_hdr *h = hdr_of(base, size);
+	san_stack_deregister(hdr_of(base, size)->vgid);
+}
 
-	san_stack_deregister(h->vgid);
-	munmap(base, wsr__page_size() + size);
+/* A stack nobody will use again before teardown: give its pages back, keep
+ * its address range (its chunk is unmapped only as a whole). */
+static void stack_drop(void *base, size_t size)
+{
+	size_t guard = wsr__page_size();
+
+	stack_forget(base, size);
+	madvise((char *)base + guard, size, MADV_DONTNEED);
 }
 
 /* Empties pp's cache if it holds stacks of another size than size. */
@@ -162,7 +272,7 @@ static void cache_resize(struct wsr_p *pp, size_t size)
 	if (pp->stackcache_size == size)
 		return;
 	while (pp->nstackcache > 0)
-		stack_unmap_sized(pp->stackcache[--pp->nstackcache], pp->stackcache_size);
+		stack_drop(pp->stackcache[--pp->nstackcache], pp->stackcache_size);
 	pp->stackcache_size = size;
 }
 
@@ -199,7 +309,7 @@ void wsr__stackfree(struct wsr_p *pp, struct wsr_g *gp)
 	gp->stack_size = 0;
 	cache_resize(pp, cur_size());
 	if (size != pp->stackcache_size) {
-		stack_unmap_sized(s, size);
+		stack_drop(s, size);
 		return;
 	}
 	if (pp->nstackcache < WSR_STACKCACHE_MAX) {
@@ -210,12 +320,12 @@ void wsr__stackfree(struct wsr_p *pp, struct wsr_g *gp)
 	wsr__lock(&poollock);
 	if (pool == NULL && (pool = malloc(sizeof(*pool) * POOL_MAX)) == NULL) {
 		wsr__unlock(&poollock);
-		stack_unmap_sized(s, size);
+		stack_drop(s, size);
 		return;
 	}
 	if (poolsize != size) {
 		while (npool > 0)
-			stack_unmap_sized(pool[--npool], poolsize);
+			stack_drop(pool[--npool], poolsize);
 		poolsize = size;
 	}
 	while (pp->nstackcache > WSR_STACKCACHE_MAX / 2 && npool < POOL_MAX)
@@ -226,13 +336,14 @@ void wsr__stackfree(struct wsr_p *pp, struct wsr_g *gp)
 	}
 	wsr__unlock(&poollock);
 	if (s != NULL)
-		stack_unmap_sized(s, size);
+		stack_drop(s, size);
 }
 
+/* Teardown (procfree): the chunks go in wsr__stackpool_free. */
 void wsr__stackcache_flush(struct wsr_p *pp)
 {
 	while (pp->nstackcache > 0)
-		stack_unmap_sized(pp->stackcache[--pp->nstackcache], pp->stackcache_size);
+		stack_forget(pp->stackcache[--pp->nstackcache], pp->stackcache_size);
 }
 
 void wsr__stack_boot(void)
@@ -243,13 +354,40 @@ void wsr__stack_boot(void)
 		store_relaxed(&default_size, 0);
 }
 
+static int chunk_cmp(const void *a, const void *b)
+{
+	const struct chunk *x = a, *y = b;
+
+	return x->base < y->base ? -1 : x->base > y->base;
+}
+
 void wsr__stackpool_free(void)
 {
+	size_t i, j;
+
 	wsr__lock(&poollock);
 	while (npool > 0)
-		stack_unmap_sized(pool[--npool], poolsize);
+		stack_forget(pool[--npool], poolsize);
 	free(pool);
 	pool = NULL;
+	/* An M left behind may still run a G on one of these stacks (as
+	 * wsr__gfree_all, keep the memory then). Otherwise unmap every chunk,
+	 * adjacent ones (mmap tends to place them so) in one call. */
+	if (!wsr__ms_leaked() && nchunks > 0) {
+		qsort(chunks, nchunks, sizeof(*chunks), chunk_cmp);
+		for (i = 0; i < nchunks; i = j) {
+			size_t len = chunks[i].len;
+
+			for (j = i + 1; j < nchunks && chunks[j].base == chunks[i].base + len; j++)
+				len += chunks[j].len;
+			munmap(chunks[i].base, len);
+		}
+	}
+	free(chunks);
+	chunks = NULL;
+	nchunks = chunkscap = 0;
+	carve = NULL;
+	carveleft = 0;
 	wsr__unlock(&poollock);
 }
 
