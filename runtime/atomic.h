@@ -24,8 +24,13 @@
 #define xadd_relaxed(p, v)  atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
 #define xchg_seq(p, v)	    atomic_exchange_explicit((p), (v), memory_order_seq_cst)
 #define xchg_acq_rel(p, v)  atomic_exchange_explicit((p), (v), memory_order_acq_rel)
+#define xchg_acq(p, v)	    atomic_exchange_explicit((p), (v), memory_order_acquire)
+#define xchg_rel(p, v)	    atomic_exchange_explicit((p), (v), memory_order_release)
 
 /* Strong CAS; *expp is updated on failure. */
+#define cas_acq(p, expp, v)                                                                        \
+	atomic_compare_exchange_strong_explicit((p), (expp), (v), memory_order_acquire,            \
+						memory_order_relaxed)
 #define cas_rel(p, expp, v)                                                                        \
 	atomic_compare_exchange_strong_explicit((p), (expp), (v), memory_order_release,            \
 						memory_order_relaxed)

@@ -54,7 +54,7 @@ static int breakfd = -1;
 static _Atomic int inited;
 static _Atomic int breakpending;
 static _Atomic int32_t nwaiters;
-static struct wsr_lock tablelock = {PTHREAD_MUTEX_INITIALIZER, 0};
+static struct wsr_lock tablelock = WSR_LOCK_INITIALIZER;
 static _Atomic(struct pollfd_desc *) table[PD_PAGES];
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 

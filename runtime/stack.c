@@ -64,7 +64,7 @@ struct stack_hdr {
 };
 
 static size_t pagesize;
-static struct wsr_lock poollock = {PTHREAD_MUTEX_INITIALIZER, 0};
+static struct wsr_lock poollock = WSR_LOCK_INITIALIZER;
 static void **pool; /* POOL_MAX entries, allocated on first use */
 static int npool;
 static size_t poolsize; /* size of the stacks in pool; under poollock */
