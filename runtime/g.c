@@ -42,7 +42,9 @@ void wsr__forallg(void (*fn)(struct wsr_g *gp, void *arg), void *arg)
 			fn(&s->g[i], arg);
 }
 
-static struct wsr_g *gfget(struct wsr_p *pp)
+/* Always inlined: newproc has two copies (trace.h), and out of line the fast
+ * path would pay a call. */
+static inline __attribute__((always_inline)) struct wsr_g *gfget(struct wsr_p *pp)
 {
 	struct wsr_g *gp = pp->gfree;
 
@@ -119,7 +121,8 @@ void wsr__gfree_all(void)
 	wsr__sched.ngfree = 0;
 }
 
-struct wsr_g *wsr__newproc(struct wsr_m *mp, void (*fn)(void *), void *arg, int64_t parent)
+WSR_TRACE_BODY struct wsr_g *newproc_body(struct wsr_m *mp, void (*fn)(void *), void *arg,
+					  int64_t parent, bool traced)
 {
 	struct wsr_p *pp = mp->p;
 	struct wsr_g *gp;
@@ -140,11 +143,25 @@ struct wsr_g *wsr__newproc(struct wsr_m *mp, void (*fn)(void *), void *arg, int6
 	gp->timeridx = -1;
 	gp->param = NULL;
 	store_relaxed(&gp->status, G_RUNNABLE);
-	WSR_TRACE(g_create, &mp->stats, pp->id, mp->id, gp->goid, parent);
+	WSR_TRACE_IF(traced, g_create, &mp->stats, pp->id, mp->id, gp->goid, parent);
 	wsr__runqput(mp, pp, gp, true);
 	if (load_relaxed(&wsr__sched.mainstarted))
 		wsr__wakep(mp);
 	return gp;
+}
+
+WSR_TRACED_COPY struct wsr_g *newproc_traced(struct wsr_m *mp, void (*fn)(void *), void *arg,
+					     int64_t parent)
+{
+	return newproc_body(mp, fn, arg, parent, true);
+}
+
+struct wsr_g *wsr__newproc(struct wsr_m *mp, void (*fn)(void *), void *arg, int64_t parent)
+{
+	/* Two copies (trace.h). */
+	if (WSR_TRACE_ENABLED(g_create))
+		return newproc_traced(mp, fn, arg, parent);
+	return newproc_body(mp, fn, arg, parent, false);
 }
 
 void wsr__gentry(void *arg)

@@ -354,7 +354,8 @@ static void wakeall_for_exit(struct wsr_m *caller)
 
 /* ---- running Gs ---- */
 
-static void execute(struct wsr_m *mp, struct wsr_g *gp, bool inherit, uint8_t src)
+WSR_TRACE_BODY void execute_body(struct wsr_m *mp, struct wsr_g *gp, bool inherit, uint8_t src,
+				 bool traced)
 {
 	struct wsr_p *pp = mp->p;
 
@@ -383,7 +384,7 @@ static void execute(struct wsr_m *mp, struct wsr_g *gp, bool inherit, uint8_t sr
 		gp->readysrc = 0;
 	}
 	store_relaxed(&pp->curgoid, gp->goid);
-	WSR_TRACE(g_run, &mp->stats, pp->id, mp->id, gp->goid, src, (uint8_t)inherit);
+	WSR_TRACE_IF(traced, g_run, &mp->stats, pp->id, mp->id, gp->goid, src, (uint8_t)inherit);
 	if (gp->stack == NULL) {
 		if (!wsr__stackalloc(pp, gp))
 			wsr__throw("execute: out of memory for a G stack");
@@ -403,6 +404,21 @@ static void execute(struct wsr_m *mp, struct wsr_g *gp, bool inherit, uint8_t sr
 #if WSR_SAN_ASAN
 	san_switch_end(mp->asan_fake_stack);
 #endif
+}
+
+WSR_TRACED_COPY void execute_traced(struct wsr_m *mp, struct wsr_g *gp, bool inherit, uint8_t src)
+{
+	execute_body(mp, gp, inherit, src, true);
+}
+
+/* Runs gp on mp until it switches back to g0 (two copies: see trace.h). */
+static void execute(struct wsr_m *mp, struct wsr_g *gp, bool inherit, uint8_t src)
+{
+	if (WSR_TRACE_ENABLED(g_run)) {
+		execute_traced(mp, gp, inherit, src);
+		return;
+	}
+	execute_body(mp, gp, inherit, src, false);
 }
 
 void wsr__mcall(void (*fn)(struct wsr_m *mp, struct wsr_g *gp, void *arg), void *arg)
@@ -454,13 +470,27 @@ static void dropg(struct wsr_m *mp, struct wsr_g *gp)
 	gp->m = NULL;
 }
 
-static void gosched_m(struct wsr_m *mp, struct wsr_g *gp, void *arg)
+WSR_TRACE_BODY void gosched_body(struct wsr_m *mp, struct wsr_g *gp, bool traced)
 {
-	(void)arg;
-	WSR_TRACE(g_stop, &mp->stats, mp->p->id, mp->id, gp->goid, WR_YIELD);
+	WSR_TRACE_IF(traced, g_stop, &mp->stats, mp->p->id, mp->id, gp->goid, WR_YIELD);
 	dropg(mp, gp);
 	store_relaxed(&gp->status, G_RUNNABLE);
 	wsr__runqput(mp, mp->p, gp, false);
+}
+
+WSR_TRACED_COPY void gosched_traced(struct wsr_m *mp, struct wsr_g *gp)
+{
+	gosched_body(mp, gp, true);
+}
+
+static void gosched_m(struct wsr_m *mp, struct wsr_g *gp, void *arg)
+{
+	(void)arg;
+	if (WSR_TRACE_ENABLED(g_stop)) {
+		gosched_traced(mp, gp);
+		return;
+	}
+	gosched_body(mp, gp, false);
 }
 
 static void preempt_m(struct wsr_m *mp, struct wsr_g *gp, void *arg)
@@ -498,12 +528,13 @@ static void parkabort_m(struct wsr_m *mp, struct wsr_g *gp, void *arg)
 	wsr__runqput(mp, mp->p, gp, true);
 }
 
-void wsr__gopark(bool (*commit)(struct wsr_g *gp, void *arg), void *arg, uint8_t reason)
+WSR_TRACE_BODY void gopark_body(bool (*commit)(struct wsr_g *gp, void *arg), void *arg,
+				uint8_t reason, bool traced)
 {
 	struct wsr_m *mp = wsr__getm();
 	struct wsr_g *gp = mp->curg;
 
-	WSR_TRACE(g_stop, &mp->stats, mp->p->id, mp->id, gp->goid, reason);
+	WSR_TRACE_IF(traced, g_stop, &mp->stats, mp->p->id, mp->id, gp->goid, reason);
 	gp->waitreason = reason;
 	store_relaxed(&gp->switching, 1);
 	store_relaxed(&gp->status, G_WAITING);
@@ -518,7 +549,22 @@ void wsr__gopark(bool (*commit)(struct wsr_g *gp, void *arg), void *arg, uint8_t
 	wsr__mcall(park_m, NULL);
 }
 
-void wsr__goready(struct wsr_g *gp, bool next)
+WSR_TRACED_COPY void gopark_traced(bool (*commit)(struct wsr_g *gp, void *arg), void *arg,
+				   uint8_t reason)
+{
+	gopark_body(commit, arg, reason, true);
+}
+
+void wsr__gopark(bool (*commit)(struct wsr_g *gp, void *arg), void *arg, uint8_t reason)
+{
+	if (WSR_TRACE_ENABLED(g_stop)) {
+		gopark_traced(commit, arg, reason);
+		return;
+	}
+	gopark_body(commit, arg, reason, false);
+}
+
+WSR_TRACE_BODY void goready_body(struct wsr_g *gp, bool next, bool traced)
 {
 	struct wsr_m *mp = wsr__getm();
 	struct wsr_g *by = mp != NULL ? mp->curg : NULL;
@@ -527,7 +573,7 @@ void wsr__goready(struct wsr_g *gp, bool next)
 	if (load_relaxed(&gp->status) != G_WAITING)
 		wsr__throw("goready: G is not waiting");
 	store_relaxed(&gp->status, G_RUNNABLE);
-	WSR_TRACE(g_ready, wsr__stats_of(mp), p_id(pp), m_id(mp), gp->goid, g_id(by));
+	WSR_TRACE_IF(traced, g_ready, wsr__stats_of(mp), p_id(pp), m_id(mp), gp->goid, g_id(by));
 	if (pp != NULL) {
 		wsr__runqput(mp, pp, gp, next);
 	} else {
@@ -537,9 +583,24 @@ void wsr__goready(struct wsr_g *gp, bool next)
 		wsr__globrunqput(gp);
 		glen = (uint32_t)load_relaxed(&wsr__sched.runqsize);
 		wsr__unlock(&wsr__sched.lock);
+		/* Rare (a ready from outside any P): traced in both copies. */
 		WSR_TRACE(globrunq_put, wsr__stats_of(mp), -1, m_id(mp), gp->goid, glen);
 	}
 	wsr__wakep(mp);
+}
+
+WSR_TRACED_COPY void goready_traced(struct wsr_g *gp, bool next)
+{
+	goready_body(gp, next, true);
+}
+
+void wsr__goready(struct wsr_g *gp, bool next)
+{
+	if (WSR_TRACE_ENABLED(g_ready)) {
+		goready_traced(gp, next);
+		return;
+	}
+	goready_body(gp, next, false);
 }
 
 void wsr__injectglist(struct wsr_m *mp, struct wsr_g *list)
@@ -568,12 +629,11 @@ void wsr__injectglist(struct wsr_m *mp, struct wsr_g *list)
 			break;
 }
 
-static void goexit_m(struct wsr_m *mp, struct wsr_g *gp, void *arg)
+WSR_TRACE_BODY void goexit_body(struct wsr_m *mp, struct wsr_g *gp, bool traced)
 {
 	struct wsr_p *pp = mp->p;
 
-	(void)arg;
-	WSR_TRACE(g_stop, &mp->stats, pp->id, mp->id, gp->goid, WR_EXIT);
+	WSR_TRACE_IF(traced, g_stop, &mp->stats, pp->id, mp->id, gp->goid, WR_EXIT);
 	dropg(mp, gp);
 	store_relaxed(&gp->status, G_DEAD);
 #if WSR_SAN_TSAN
@@ -586,6 +646,21 @@ static void goexit_m(struct wsr_m *mp, struct wsr_g *gp, void *arg)
 		wakeall_for_exit(mp);
 	}
 	wsr__gfput(pp, gp);
+}
+
+WSR_TRACED_COPY void goexit_traced(struct wsr_m *mp, struct wsr_g *gp)
+{
+	goexit_body(mp, gp, true);
+}
+
+static void goexit_m(struct wsr_m *mp, struct wsr_g *gp, void *arg)
+{
+	(void)arg;
+	if (WSR_TRACE_ENABLED(g_stop)) {
+		goexit_traced(mp, gp);
+		return;
+	}
+	goexit_body(mp, gp, false);
 }
 
 void wsr__goexit(void)

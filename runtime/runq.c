@@ -31,10 +31,14 @@ struct putev {
 	struct wsr_g *kicked;
 };
 
-static void emit_put(struct wsr_m *mp, struct wsr_p *pp, const struct putev *ev, uint32_t qlen)
+/* Always inlined, and traced only in the traced copy of wsr__runqput (see
+ * trace.h): out of line, the cold probe call made it a function with a frame
+ * of its own on every put (21 instructions with no session). */
+WSR_TRACE_BODY void emit_put(struct wsr_m *mp, struct wsr_p *pp, const struct putev *ev,
+			     uint32_t qlen, bool traced)
 {
-	WSR_TRACE(runqput, &mp->stats, pp->id, mp->id, ev->g->goid, ev->next, g_id(ev->kicked),
-		  qlen);
+	WSR_TRACE_IF(traced, runqput, &mp->stats, pp->id, mp->id, ev->g->goid, ev->next,
+		     g_id(ev->kicked), qlen);
 	if (ev->next)
 		wsr__stat_add(&mp->stats, WSR_ST_runqput_next, 1);
 }
@@ -63,15 +67,15 @@ static bool runqputslow(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, ui
 	glen = load_relaxed(&wsr__sched.runqsize);
 	WSR_TRACE(runq_spill, &mp->stats, pp->id, mp->id, n + 1, (uint32_t)glen);
 	if (ev != NULL)
-		emit_put(mp, pp, ev, wsr__runqlen(pp));
+		emit_put(mp, pp, ev, wsr__runqlen(pp), true);
 	wsr__unlock(&wsr__sched.lock);
 	return true;
 }
 
 /* Puts gp at the ring's tail, announcing ev (if any) just before the tail
  * store publishes gp; a full ring spills instead (see runqputslow). */
-static void runqput_tail(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp,
-			 const struct putev *ev)
+WSR_TRACE_BODY void runqput_tail(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp,
+				 const struct putev *ev, bool traced)
 {
 	for (;;) {
 		/* load-acquire; synchronises with consumers' CAS-release of head. */
@@ -81,7 +85,7 @@ static void runqput_tail(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp,
 		if (t - h < WSR_RUNQ_SIZE) {
 			store_relaxed(&pp->runq[t % WSR_RUNQ_SIZE], gp);
 			if (ev != NULL)
-				emit_put(mp, pp, ev, t - h + 1);
+				emit_put(mp, pp, ev, t - h + 1, traced);
 			/* seq_cst: publishes the slot (pairs with load-acquire of tail by
 			 * consumers) and is the submitter's half of the Dekker pair with
 			 * wakep's load_seq(nmspinning): a release store is a plain mov on
@@ -102,7 +106,8 @@ static bool ring_full(struct wsr_p *pp)
 	return load_relaxed(&pp->runqtail) - load_acq(&pp->runqhead) >= WSR_RUNQ_SIZE;
 }
 
-void wsr__runqput(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, bool next)
+WSR_TRACE_BODY void runqput_body(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, bool next,
+				 bool traced)
 {
 	struct putev ev = {gp, next, NULL};
 	struct wsr_g *old;
@@ -115,7 +120,7 @@ void wsr__runqput(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, bool nex
 	 * When the put overflows the ring, the runq_spill comes first and qlen is
 	 * the ring length after the spill (runqputslow). */
 	if (!next) {
-		runqput_tail(mp, pp, gp, &ev);
+		runqput_tail(mp, pp, gp, &ev, traced);
 		return;
 	}
 	WSR_CHAOS(mp, CHAOS_RUNNEXT);
@@ -124,9 +129,9 @@ void wsr__runqput(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, bool nex
 	if (old != NULL && ring_full(pp) && cas_acq_rel(&pp->runnext, &old, NULL)) {
 		/* Kicking old out will spill: move it first (runq_spill), then
 		 * announce gp and publish it in the now empty runnext. */
-		runqput_tail(mp, pp, old, NULL);
+		runqput_tail(mp, pp, old, NULL, traced);
 		ev.kicked = old;
-		emit_put(mp, pp, &ev, wsr__runqlen(pp));
+		emit_put(mp, pp, &ev, wsr__runqlen(pp), traced);
 		/* seq_cst: the Dekker pair with wakep, as the tail store. */
 		old = xchg_seq(&pp->runnext, gp);
 		WSR_ASSERT(old == NULL);
@@ -134,18 +139,33 @@ void wsr__runqput(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, bool nex
 	}
 	old = load_relaxed(&pp->runnext);
 	ev.kicked = old;
-	emit_put(mp, pp, &ev, wsr__runqlen(pp) + (old != NULL));
+	emit_put(mp, pp, &ev, wsr__runqlen(pp) + (old != NULL), traced);
 	/* Exchange: a thief may CAS runnext to NULL concurrently (then old is
 	 * NULL here although the event named it: the steal event says where it
 	 * went). seq_cst for the Dekker pair with wakep (free on x86-64: XCHG). */
 	old = xchg_seq(&pp->runnext, gp);
 	if (old != NULL)
-		runqput_tail(mp, pp, old, NULL);
+		runqput_tail(mp, pp, old, NULL, traced);
+}
+
+WSR_TRACED_COPY void runqput_traced(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, bool next)
+{
+	runqput_body(mp, pp, gp, next, true);
+}
+
+void wsr__runqput(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, bool next)
+{
+	/* Two copies (trace.h). */
+	if (WSR_TRACE_ENABLED(runqput)) {
+		runqput_traced(mp, pp, gp, next);
+		return;
+	}
+	runqput_body(mp, pp, gp, next, false);
 }
 
 void wsr__runqput_batch(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp)
 {
-	runqput_tail(mp, pp, gp, NULL);
+	runqput_tail(mp, pp, gp, NULL, false);
 }
 
 struct wsr_g *wsr__runqget(struct wsr_p *pp, bool *inherit)

@@ -8,6 +8,15 @@
  *   - With WSR_HAVE_TRACING == 0 the tracepoint compiles to nothing, but its
  *     arguments still type-check and the stats are still counted.
  *   - WSR_TRACE_ENABLED(ev) guards arguments that cost something to build.
+ *   - The hottest functions (newproc, execute, runqput, goready, gopark,
+ *     gosched_m, goexit_m) come in two copies built from one always-inline
+ *     body with a constant `traced` argument: the plain copy counts its
+ *     events (WSR_TRACE_IF) and fires none; the function tests its event at
+ *     the top and tail-calls the cold, traced copy instead when a session
+ *     enabled it. Only that test stays on the hot path: a probe call in the
+ *     body, even a cold one, makes the compiler keep values in saved
+ *     registers and build a frame on every call (about 10 instructions a
+ *     site with no session). Both copies count the same stats.
  * Concurrency: stats live in the emitting M (or sysmon's private block),
  *   written only by that thread with relaxed atomics and summed at exit. The
  *   block is passed explicitly: no TLS address is ever cached across a switch.
@@ -117,6 +126,20 @@ static inline void wsr__trace_args(int dummy, ...)
 		wsr__stat_add((statsp), WSR_ST_##ev, 1);                                           \
 		WSR_TRACE_FIRE(ev, __VA_ARGS__);                                                   \
 	} while (0)
+
+/* WSR_TRACE in the traced copy of a hot function, only the count in the
+ * plain one (traced is a constant in each copy; see the head of this file). */
+#define WSR_TRACE_IF(traced, ev, statsp, ...)                                                      \
+	do {                                                                                       \
+		if (traced)                                                                        \
+			WSR_TRACE(ev, statsp, __VA_ARGS__);                                        \
+		else                                                                               \
+			wsr__stat_add((statsp), WSR_ST_##ev, 1);                                   \
+	} while (0)
+/* The body both copies are built from, and the traced copy (unused, and
+ * dropped, when tracing is compiled out). */
+#define WSR_TRACE_BODY  static inline __attribute__((always_inline))
+#define WSR_TRACED_COPY static __attribute__((noinline, cold, unused))
 
 /* Values of the g_source and g_reason enumerations (wsr_tp.h). */
 enum wsr_source {
