@@ -140,9 +140,9 @@ static size_t cur_size(void)
 # define MADV_GUARD_INSTALL 102 /* Linux >= 6.13 */
 #endif
 
-/* 1 while MADV_GUARD_INSTALL works, 0 once the kernel refused it; 1 while
- * process_madvise(PIDFD_SELF) takes it (Linux >= 6.13 for the advice, 6.14
- * for PIDFD_SELF), 0 once it did not. */
+/* 1 while MADV_GUARD_INSTALL works (Linux >= 6.13), 0 once the kernel
+ * refused it; 1 while process_madvise(PIDFD_SELF) takes it (newer kernels:
+ * 6.18 does), 0 once it did not. */
 static _Atomic int guard_madvise = 1;
 static _Atomic int guard_batch = 1;
 
