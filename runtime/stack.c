@@ -19,14 +19,17 @@
  *   - A P's cache holds only stacks of the current default size; a stack of
  *     another size (after wsr_set_stack_size), or one the full pool cannot
  *     take, is dropped: its pages go back (MADV_DONTNEED), its address range
- *     stays reserved in its chunk until teardown.
+ *     stays reserved in its chunk until teardown, and it goes on spares[],
+ *     which stack_map takes from (same size only) before carving. So a
+ *     program whose live Gs rise past the pool again and again reuses the
+ *     ranges it dropped instead of mapping new chunks each time.
  *   - chunks[] lists every chunk; wsr__stackpool_free unmaps them all, after
  *     every G stopped running (skipped if an M was left behind).
  *   - The SIGSEGV/SIGBUS handler runs on the M's own alternate stack and
  *     reports an overflow only for a fault inside (or just below) the running
  *     G's guard page; any other fault gets the previous disposition back.
- * Concurrency: pp->stackcache is the owner P's; the global pool, chunks[]
- *   and the chunk being carved are under poollock (a new chunk is mapped
+ * Concurrency: pp->stackcache is the owner P's; the global pool, chunks[],
+ *   spares[] and the chunk being carved are under poollock (a new chunk is mapped
  *   under it, once per STACK_CHUNK stacks); the default size is read and
  *   written atomically.
  */
@@ -77,6 +80,8 @@ struct chunk {
 /* Under poollock: every chunk mapped since boot, and the one being carved. */
 static struct chunk *chunks;
 static size_t nchunks, chunkscap;
+static struct chunk *spares; /* dropped stacks: base and usable size in len */
+static size_t nspares, sparescap;
 static char *carve;	     /* next stack of the newest chunk */
 static int carveleft;	     /* stacks left in it */
 static size_t carvesize;     /* their usable size */
@@ -236,7 +241,9 @@ static void *stack_map(size_t size)
 	char *base = NULL;
 
 	wsr__lock(&poollock);
-	if ((carveleft > 0 && carvesize == size) || chunk_map(size)) {
+	if (nspares > 0 && spares[nspares - 1].len == size) {
+		base = spares[--nspares].base;
+	} else if ((carveleft > 0 && carvesize == size) || chunk_map(size)) {
 		base = carve;
 		carve += guard + size;
 		carveleft--;
@@ -256,14 +263,41 @@ static void stack_forget(void *base, size_t size)
 	san_stack_deregister(hdr_of(base, size)->vgid);
 }
 
-/* A stack nobody will use again before teardown: give its pages back, keep
- * its address range (its chunk is unmapped only as a whole). */
-static void stack_drop(void *base, size_t size)
+/* A stack not needed now: give its pages back, keep its address range (its
+ * chunk is unmapped only as a whole). */
+static void stack_release(void *base, size_t size)
 {
 	size_t guard = wsr__page_size();
 
 	stack_forget(base, size);
 	madvise((char *)base + guard, size, MADV_DONTNEED);
+}
+
+/* Caller holds poollock. Puts a released stack on spares[] for stack_map;
+ * if spares[] cannot grow, the range just stays unused until teardown. */
+static void spare_put(void *base, size_t size)
+{
+	if (nspares == sparescap) {
+		size_t cap = sparescap != 0 ? 2 * sparescap : 256;
+		struct chunk *ns = realloc(spares, cap * sizeof(*ns));
+
+		if (ns == NULL)
+			return;
+		spares = ns;
+		sparescap = cap;
+	}
+	spares[nspares].base = base;
+	spares[nspares].len = size;
+	nspares++;
+}
+
+/* The madvise runs outside poollock; only the push is under it. */
+static void stack_drop(void *base, size_t size)
+{
+	stack_release(base, size);
+	wsr__lock(&poollock);
+	spare_put(base, size);
+	wsr__unlock(&poollock);
 }
 
 /* Empties pp's cache if it holds stacks of another size than size. */
@@ -324,8 +358,10 @@ void wsr__stackfree(struct wsr_p *pp, struct wsr_g *gp)
 		return;
 	}
 	if (poolsize != size) {
-		while (npool > 0)
-			stack_drop(pool[--npool], poolsize);
+		while (npool > 0) {
+			stack_release(pool[npool - 1], poolsize);
+			spare_put(pool[--npool], poolsize);
+		}
 		poolsize = size;
 	}
 	while (pp->nstackcache > WSR_STACKCACHE_MAX / 2 && npool < POOL_MAX)
@@ -386,6 +422,9 @@ void wsr__stackpool_free(void)
 	free(chunks);
 	chunks = NULL;
 	nchunks = chunkscap = 0;
+	free(spares);
+	spares = NULL;
+	nspares = sparescap = 0;
 	carve = NULL;
 	carveleft = 0;
 	wsr__unlock(&poollock);
