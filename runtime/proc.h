@@ -87,6 +87,10 @@ void wsr__stack_overflow_fini(struct wsr_m *mp);
 void *wsr__stack_top(struct wsr_g *gp);
 void wsr__stackpool_free(void);
 void wsr__stack_boot(void); /* wsr_main start */
+/* For tests: stacks carved from chunks since boot (a chunk left for one of
+ * another size counts whole), and the pool's capacity (set before wsr_main). */
+size_t wsr__stacks_carved(void);
+extern size_t wsr__stackpool_max;
 size_t wsr__page_size(void);
 
 /* steal.c: stealWork. */

@@ -56,6 +56,10 @@
  * blocked frees and needs that many again all run long. Touched pages stay
  * resident (as Go keeps stacks until the next GC). */
 #define POOL_MAX  65536
+
+/* The pool's capacity: POOL_MAX; tests lower it (before wsr_main) to reach
+ * the full-pool path with a few thousand Gs. Read under poollock. */
+size_t wsr__stackpool_max = POOL_MAX;
 /* Stacks per chunk: 64 x (256 KiB + a guard page) is 16.6 MB of address
  * space, mapped MAP_NORESERVE; only handed-out stacks get pages. */
 #define STACK_CHUNK 64
@@ -68,7 +72,8 @@ struct stack_hdr {
 
 static size_t pagesize;
 static struct wsr_lock poollock = WSR_LOCK_INITIALIZER;
-static void **pool; /* POOL_MAX entries, allocated on first use */
+static void **pool; /* poolcap entries, allocated on first use */
+static size_t poolcap;
 static int npool;
 static size_t poolsize; /* size of the stacks in pool; under poollock */
 
@@ -300,6 +305,16 @@ static void stack_drop(void *base, size_t size)
 	wsr__unlock(&poollock);
 }
 
+size_t wsr__stacks_carved(void)
+{
+	size_t n;
+
+	wsr__lock(&poollock);
+	n = nchunks * STACK_CHUNK - (size_t)carveleft;
+	wsr__unlock(&poollock);
+	return n;
+}
+
 /* Empties pp's cache if it holds stacks of another size than size. */
 static void cache_resize(struct wsr_p *pp, size_t size)
 {
@@ -352,7 +367,9 @@ void wsr__stackfree(struct wsr_p *pp, struct wsr_g *gp)
 	}
 	/* Full: move half of the P cache and this stack to the pool. */
 	wsr__lock(&poollock);
-	if (pool == NULL && (pool = malloc(sizeof(*pool) * POOL_MAX)) == NULL) {
+	if (pool == NULL && (pool = malloc(sizeof(*pool) * wsr__stackpool_max)) != NULL)
+		poolcap = wsr__stackpool_max;
+	if (pool == NULL) {
 		wsr__unlock(&poollock);
 		stack_drop(s, size);
 		return;
@@ -364,9 +381,9 @@ void wsr__stackfree(struct wsr_p *pp, struct wsr_g *gp)
 		}
 		poolsize = size;
 	}
-	while (pp->nstackcache > WSR_STACKCACHE_MAX / 2 && npool < POOL_MAX)
+	while (pp->nstackcache > WSR_STACKCACHE_MAX / 2 && (size_t)npool < poolcap)
 		pool[npool++] = pp->stackcache[--pp->nstackcache];
-	if (npool < POOL_MAX) {
+	if ((size_t)npool < poolcap) {
 		pool[npool++] = s;
 		s = NULL;
 	}
@@ -406,6 +423,7 @@ void wsr__stackpool_free(void)
 		stack_forget(pool[--npool], poolsize);
 	free(pool);
 	pool = NULL;
+	poolcap = 0;
 	/* An M left behind may still run a G on one of these stacks (as
 	 * wsr__gfree_all, keep the memory then). Otherwise unmap every chunk,
 	 * adjacent ones (mmap tends to place them so) in one call. */
