@@ -132,25 +132,6 @@ static struct pollfd_desc *pd_get(int fd)
 	return &page[fd % PD_PAGE];
 }
 
-/*
- * errno from a G. A G may resume on another thread after any park or
- * preemption point, and __errno_location() is declared const, so the
- * compiler may compute errno's (thread-local) address once per function and
- * reuse it on the wrong thread (DESIGN.md). These never-inlined accessors,
- * opaque to the optimiser (the asm), look it up afresh at every use.
- */
-static __attribute__((noinline)) int errno_get(void)
-{
-	__asm__ volatile("" ::: "memory");
-	return errno;
-}
-
-static __attribute__((noinline)) void errno_set(int e)
-{
-	__asm__ volatile("" ::: "memory");
-	errno = e;
-}
-
 /* Makes fd non-blocking (once per descriptor); -1 with errno set on failure. */
 static int pd_prepare(int fd, struct pollfd_desc *pd)
 {
@@ -180,7 +161,7 @@ static int pd_register(int fd)
 	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 	ev.data.fd = fd;
-	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0 && errno_get() != EEXIST)
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0 && wsr__errno_get() != EEXIST)
 		return -1;
 	return 0;
 }
@@ -315,7 +296,7 @@ ssize_t wsr_read(int fd, void *buf, size_t n)
 
 	io_enter("wsr_read: called outside a G");
 	if (pd == NULL) {
-		errno_set(EBADF);
+		wsr__errno_set(EBADF);
 		return -1;
 	}
 	if (pd_prepare(fd, pd) != 0)
@@ -323,14 +304,14 @@ ssize_t wsr_read(int fd, void *buf, size_t n)
 	for (;;) {
 		ssize_t r = read(fd, buf, n);
 
-		if (r >= 0 || (errno_get() != EAGAIN && errno_get() != EINTR)) {
-			int e = errno_get();
+		if (r >= 0 || (wsr__errno_get() != EAGAIN && wsr__errno_get() != EINTR)) {
+			int e = wsr__errno_get();
 
 			wsr__preempt_check();
-			errno_set(e);
+			wsr__errno_set(e);
 			return r;
 		}
-		if (errno_get() == EAGAIN && pd_wait(fd, &pd->rg) != 0)
+		if (wsr__errno_get() == EAGAIN && pd_wait(fd, &pd->rg) != 0)
 			return -1;
 	}
 }
@@ -342,7 +323,7 @@ ssize_t wsr_write(int fd, const void *buf, size_t n)
 
 	io_enter("wsr_write: called outside a G");
 	if (pd == NULL) {
-		errno_set(EBADF);
+		wsr__errno_set(EBADF);
 		return -1;
 	}
 	if (pd_prepare(fd, pd) != 0)
@@ -355,9 +336,9 @@ ssize_t wsr_write(int fd, const void *buf, size_t n)
 			done += (size_t)r;
 			continue;
 		}
-		if (errno_get() == EINTR)
+		if (wsr__errno_get() == EINTR)
 			continue;
-		if (errno_get() != EAGAIN || pd_wait(fd, &pd->wg) != 0)
+		if (wsr__errno_get() != EAGAIN || pd_wait(fd, &pd->wg) != 0)
 			return done > 0 ? (ssize_t)done : -1;
 	}
 	wsr__preempt_check();
@@ -370,7 +351,7 @@ int wsr_accept(int fd, struct sockaddr *sa, socklen_t *len)
 
 	io_enter("wsr_accept: called outside a G");
 	if (pd == NULL) {
-		errno_set(EBADF);
+		wsr__errno_set(EBADF);
 		return -1;
 	}
 	if (pd_prepare(fd, pd) != 0)
@@ -390,9 +371,9 @@ int wsr_accept(int fd, struct sockaddr *sa, socklen_t *len)
 			wsr__preempt_check();
 			return c;
 		}
-		if (errno_get() == EINTR || errno_get() == ECONNABORTED)
+		if (wsr__errno_get() == EINTR || wsr__errno_get() == ECONNABORTED)
 			continue;
-		if (errno_get() != EAGAIN || pd_wait(fd, &pd->rg) != 0)
+		if (wsr__errno_get() != EAGAIN || pd_wait(fd, &pd->rg) != 0)
 			return -1;
 	}
 }
@@ -405,7 +386,7 @@ int wsr_connect(int fd, const struct sockaddr *sa, socklen_t len)
 
 	io_enter("wsr_connect: called outside a G");
 	if (pd == NULL) {
-		errno_set(EBADF);
+		wsr__errno_set(EBADF);
 		return -1;
 	}
 	store_seq(&pd->rg, 0);
@@ -415,7 +396,7 @@ int wsr_connect(int fd, const struct sockaddr *sa, socklen_t len)
 		return -1;
 	if (connect(fd, sa, len) == 0)
 		return 0;
-	if (errno_get() != EINPROGRESS && errno_get() != EINTR)
+	if (wsr__errno_get() != EINPROGRESS && wsr__errno_get() != EINTR)
 		return -1;
 	for (;;) {
 		if (pd_wait(fd, &pd->wg) != 0)
@@ -425,7 +406,7 @@ int wsr_connect(int fd, const struct sockaddr *sa, socklen_t len)
 		if (err == EINPROGRESS || err == EALREADY)
 			continue;
 		if (err != 0) {
-			errno_set(err);
+			wsr__errno_set(err);
 			return -1;
 		}
 		wsr__preempt_check();

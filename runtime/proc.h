@@ -77,6 +77,14 @@ void wsr__gentry(void *gp);			      /* first code run on a G's stack */
 void wsr__forallg(void (*fn)(struct wsr_g *gp, void *arg), void *arg);
 const char *wsr__waitreason_string(uint8_t r);
 
+/* syscall.c: errno from a G. A G may resume on another thread after any
+ * park or preemption point, and __errno_location() is declared const, so
+ * the compiler may compute errno's thread-local address once per function
+ * and reuse it on the wrong thread (DESIGN.md). These never-inlined
+ * accessors look it up afresh at every use. */
+int wsr__errno_get(void);
+void wsr__errno_set(int e);
+
 /* stack.c: G stacks. */
 bool wsr__stackalloc(struct wsr_p *pp, struct wsr_g *gp);
 void wsr__stackfree(struct wsr_p *pp, struct wsr_g *gp);

@@ -26,16 +26,16 @@
 #include "proc.h"
 #include "runq.h"
 
-/* errno through never-inlined accessors opaque to the optimiser:
- * __errno_location() is declared const, so a cached errno address could be
- * reused after the G moved to another thread (DESIGN.md). */
-static __attribute__((noinline)) int errno_get(void)
+/* errno from a G (proc.h). The empty asm keeps the optimiser from reusing an
+ * errno address computed before a switch; noinline keeps callers from
+ * caching it across the call. */
+__attribute__((noinline)) int wsr__errno_get(void)
 {
 	__asm__ volatile("" ::: "memory");
 	return errno;
 }
 
-static __attribute__((noinline)) void errno_set(int e)
+__attribute__((noinline)) void wsr__errno_set(int e)
 {
 	__asm__ volatile("" ::: "memory");
 	errno = e;
@@ -90,7 +90,7 @@ void wsr_syscall_exit(void)
 	struct wsr_g *gp;
 	struct wsr_p *oldp, *pp;
 	uint32_t expect = P_SYSCALL;
-	int e = errno_get(); /* the call's errno, on the M that made the call */
+	int e = wsr__errno_get(); /* the call's errno, on the M that made the call */
 
 	if (mp == NULL || mp->curg == NULL || load_relaxed(&mp->curg->status) != G_SYSCALL)
 		wsr__throw("wsr_syscall_exit: not in a call");
@@ -106,7 +106,7 @@ void wsr_syscall_exit(void)
 		store_relaxed(&gp->status, G_RUNNING);
 		WSR_TRACE(syscall_exit, &mp->stats, oldp->id, mp->id, gp->goid, 1);
 		wsr__preempt_check();
-		errno_set(e);
+		wsr__errno_set(e);
 		return;
 	}
 	/* Any idle P will do. */
@@ -118,7 +118,7 @@ void wsr_syscall_exit(void)
 		store_relaxed(&gp->status, G_RUNNING);
 		WSR_TRACE(syscall_exit, &mp->stats, pp->id, mp->id, gp->goid, 0);
 		wsr__preempt_check();
-		errno_set(e);
+		wsr__errno_set(e);
 		return;
 	}
 	WSR_TRACE(syscall_exit, &mp->stats, -1, mp->id, gp->goid, 0);
@@ -126,7 +126,7 @@ void wsr_syscall_exit(void)
 	wsr__mcall(exitsyscall0, NULL);
 	/* Resumed, maybe on another M. */
 	wsr__preempt_check();
-	errno_set(e);
+	wsr__errno_set(e);
 }
 
 void *wsr_blocking(void *(*fn)(void *), void *arg)
