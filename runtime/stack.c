@@ -85,7 +85,13 @@ struct chunk {
 /* Under poollock: every chunk mapped since boot, and the one being carved. */
 static struct chunk *chunks;
 static size_t nchunks, chunkscap;
-static struct chunk *spares; /* dropped stacks: base and usable size in len */
+/* A dropped stack (see the invariants): its base and usable size. */
+struct spare {
+	char *base;
+	size_t size;
+};
+
+static struct spare *spares;
 static size_t nspares, sparescap;
 static char *carve;	     /* next stack of the newest chunk */
 static int carveleft;	     /* stacks left in it */
@@ -246,7 +252,7 @@ static void *stack_map(size_t size)
 	char *base = NULL;
 
 	wsr__lock(&poollock);
-	if (nspares > 0 && spares[nspares - 1].len == size) {
+	if (nspares > 0 && spares[nspares - 1].size == size) {
 		base = spares[--nspares].base;
 	} else if ((carveleft > 0 && carvesize == size) || chunk_map(size)) {
 		base = carve;
@@ -284,7 +290,7 @@ static void spare_put(void *base, size_t size)
 {
 	if (nspares == sparescap) {
 		size_t cap = sparescap != 0 ? 2 * sparescap : 256;
-		struct chunk *ns = realloc(spares, cap * sizeof(*ns));
+		struct spare *ns = realloc(spares, cap * sizeof(*ns));
 
 		if (ns == NULL)
 			return;
@@ -292,7 +298,7 @@ static void spare_put(void *base, size_t size)
 		sparescap = cap;
 	}
 	spares[nspares].base = base;
-	spares[nspares].len = size;
+	spares[nspares].size = size;
 	nspares++;
 }
 
