@@ -9,8 +9,9 @@
  * (schedule-independent). Mirrors bench/go/skewed.go and bench/omp/skewed.c.
  *
  * Invariants: G i of round k starts its LCG from k*COUNT + i + 1.
- * Concurrency: each G adds its result with one relaxed atomic add; the
- *   producer reads the sum after the last wait.
+ * Concurrency: each G adds its result with one relaxed atomic add to `sum`,
+ *   which has a cache line of its own; the producer reads it after the last
+ *   wait. `work` and `wg` are written before the first G starts.
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -19,15 +20,20 @@
 
 #include "bench.h"
 
+/* Read by every worker. */
 static long work;
-static _Atomic uint64_t sum;
 static wsr_waitgroup *wg;
+/* Written by every worker: alone on its cache line, as Go's heap-allocated
+ * sum is, or each add would also evict `work` and `wg` from the other CPU. */
+static struct {
+	_Alignas(64) _Atomic uint64_t v;
+} sum;
 
 static void worker(void *arg)
 {
 	uint64_t x = bench_lcg((uint64_t)(uintptr_t)arg, work);
 
-	atomic_fetch_add_explicit(&sum, x, memory_order_relaxed);
+	atomic_fetch_add_explicit(&sum.v, x, memory_order_relaxed);
 	wsr_waitgroup_done(wg);
 }
 
@@ -54,7 +60,7 @@ static int main_g(void *arg)
 	wsr_waitgroup_free(wg);
 	snprintf(extra, sizeof(extra), "work=%ld", work);
 	bench_report("skewed", "wsr", wsr_gomaxprocs(), pa->count * pa->rounds, t1 - t0,
-		     atomic_load(&sum), extra);
+		     atomic_load(&sum.v), extra);
 	return 0;
 }
 
