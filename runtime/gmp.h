@@ -191,9 +191,9 @@ struct wsr_sched {
 	_Atomic int32_t nmspinning;  /* see the parking essay in proc.c */
 	_Atomic int32_t needspinning;
 
-	struct wsr_g *runqhead;	     /* global queue; sched.lock */
-	struct wsr_g *runqtail;
-	_Atomic int32_t runqsize;    /* written under sched.lock, read racily */
+	struct wsr_g **gq;	     /* global queue: a ring of gqcap Gs; sched.lock */
+	uint32_t gqcap, gqhead, gqtail; /* see globrunq.c; sched.lock */
+	_Atomic int32_t runqsize;    /* gqtail - gqhead; written under sched.lock, read racily */
 
 	struct wsr_g *gfree;	     /* global dead-G list; gflock */
 	int32_t ngfree;

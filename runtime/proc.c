@@ -1108,6 +1108,7 @@ int wsr_main(int (*main_fn)(void *), void *arg)
 		wsr__stats_print();
 	wsr__mexit_cleanup(m0);
 	wsr__gfree_all();
+	wsr__globrunq_free();
 	wsr__procfree();
 	wsr__stackpool_free();
 	wsr__freems();

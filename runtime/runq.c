@@ -60,10 +60,8 @@ static bool runqputslow(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, ui
 	if (!cas_rel(&pp->runqhead, &h, h + n))
 		return false;
 	batch[n] = gp;
-	for (i = 0; i < n; i++)
-		batch[i]->schedlink = batch[i + 1];
 	wsr__lock(&wsr__sched.lock);
-	wsr__globrunqputbatch(batch[0], batch[n], (int32_t)n + 1);
+	wsr__globrunqputbatch(batch, n + 1);
 	glen = load_relaxed(&wsr__sched.runqsize);
 	WSR_TRACE(runq_spill, &mp->stats, pp->id, mp->id, n + 1, (uint32_t)glen);
 	if (ev != NULL)
@@ -163,9 +161,25 @@ void wsr__runqput(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, bool nex
 	runqput_body(mp, pp, gp, next, false);
 }
 
-void wsr__runqput_batch(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp)
+void wsr__runqput_batch(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *const *gs, uint32_t n)
 {
-	runqput_tail(mp, pp, gp, NULL, false);
+	/* Only the owner writes tail; consumers can only make more room. */
+	uint32_t h = load_acq(&pp->runqhead);
+	uint32_t t = load_relaxed(&pp->runqtail);
+	uint32_t i;
+
+	WSR_DASSERT(pp->m == mp);
+	(void)mp;
+	if (n == 0)
+		return;
+	if (t - h + n > WSR_RUNQ_SIZE)
+		wsr__throw("runqput_batch: runq overflow");
+	for (i = 0; i < n; i++)
+		store_relaxed(&pp->runq[(t + i) % WSR_RUNQ_SIZE], gs[i]);
+	/* seq_cst, as in runqput_tail: publishes the slots (pairs with
+	 * consumers' load-acquire of tail) and orders them before any later
+	 * read of nmspinning. */
+	store_seq(&pp->runqtail, t + n);
 }
 
 struct wsr_g *wsr__runqget(struct wsr_p *pp, bool *inherit)

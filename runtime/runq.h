@@ -15,9 +15,12 @@
 /* Makes gp runnable on pp (owner only); next: into runnext, kicking its old
  * occupant to the tail. Spills half the ring to the global queue when full. */
 void wsr__runqput(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, bool next);
-/* Like runqput(next = false) but without the runqput event: for Gs that
- * arrive in a batch whose own event (globrunq_get, steal) already counts them. */
-void wsr__runqput_batch(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp);
+/* Puts gs[0..n) at the tail like runqput(next = false), with one publish of
+ * the tail, and without runqput events: for Gs that arrive in a batch whose
+ * own event (globrunq_get) already counts them. Owner only; the ring must
+ * have room for all n (it throws otherwise): callers take a batch only when
+ * their ring is empty, and a batch is at most half a ring. */
+void wsr__runqput_batch(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *const *gs, uint32_t n);
 /* Takes the next G (owner only): runnext first (*inherit = true), then the ring. */
 struct wsr_g *wsr__runqget(struct wsr_p *pp, bool *inherit);
 /* Steals half of p2's ring (or its runnext on the last round) into pp's ring
@@ -32,9 +35,11 @@ struct wsr_g *wsr__runqdrain(struct wsr_p *pp, int *n);
 
 /* Global queue; caller holds sched.lock. */
 void wsr__globrunqput(struct wsr_g *gp);
-void wsr__globrunqputbatch(struct wsr_g *head, struct wsr_g *tail, int32_t n);
+void wsr__globrunqputbatch(struct wsr_g *const *gs, uint32_t n);
 /* Takes min(len, len/gomaxprocs + 1, max if > 0, 128) Gs: returns one, queues
  * the rest on pp. Emits globrunq_get. */
 struct wsr_g *wsr__globrunqget(struct wsr_m *mp, struct wsr_p *pp, int32_t max);
+/* Frees the global queue's ring (teardown, single-threaded). */
+void wsr__globrunq_free(void);
 
 #endif /* WSR_RUNTIME_RUNQ_H */

@@ -24,6 +24,7 @@ static struct wsr_g *gs;
 /* Frees what the last fixture() built (LeakSanitizer checks every case). */
 static void fixture_free(void)
 {
+	wsr__globrunq_free();
 	free(wsr__sched.allp);
 	wsr__sched.allp = NULL;
 	free(m0);
@@ -130,11 +131,11 @@ WSR_TEST(full_ring_spills_129_to_global)
 	ASSERT_EQ(wsr__runqlen(pp), 128);
 	ASSERT_EQ(m0->stats.n[WSR_ST_runq_spill], 1);
 	/* The global queue holds G1..G128 then G257, in order. */
-	for (i = 0, gp = wsr__sched.runqhead; i < 128; i++, gp = gp->schedlink)
-		ASSERT_EQ(gp->goid, i + 1);
-	ASSERT_EQ(gp->goid, WSR_RUNQ_SIZE + 1);
-	ASSERT(gp->schedlink == NULL);
-	ASSERT(wsr__sched.runqtail == gp);
+	ASSERT_EQ(wsr__sched.gqtail - wsr__sched.gqhead, 129);
+	for (i = 0; i < 129; i++) {
+		gp = wsr__sched.gq[(wsr__sched.gqhead + (uint32_t)i) & (wsr__sched.gqcap - 1)];
+		ASSERT_EQ(gp->goid, i < 128 ? i + 1 : WSR_RUNQ_SIZE + 1);
+	}
 	/* The ring keeps G129..G256. */
 	ASSERT_EQ(get(pp, &inherit)->goid, 129);
 }
@@ -251,4 +252,61 @@ WSR_TEST(global_batch_capped_at_half_ring)
 	wsr__unlock(&wsr__sched.lock);
 	ASSERT_EQ(wsr__runqlen(pp), WSR_RUNQ_SIZE / 2 - 1);
 	ASSERT_EQ(load_relaxed(&wsr__sched.runqsize), 1000 - WSR_RUNQ_SIZE / 2);
+}
+
+WSR_TEST(global_ring_keeps_order_across_wrap_and_growth)
+{
+	struct wsr_p *pp;
+	struct wsr_g *batch[200];
+	int i, want;
+
+	fixture(1);
+	pp = &wsr__sched.allp[0];
+	wsr__lock(&wsr__sched.lock);
+	for (i = 0; i < 400; i++)
+		wsr__globrunqput(&gs[i]);
+	ASSERT_EQ(wsr__sched.gqcap, 512);
+	for (want = 1; want <= 300; want++)
+		ASSERT_EQ(wsr__globrunqget(m0, pp, 1)->goid, want);
+	/* G401..G700 wrap past the end of the 512 slots without growing them. */
+	for (i = 400; i < 700; i++)
+		wsr__globrunqput(&gs[i]);
+	ASSERT_EQ(wsr__sched.gqcap, 512);
+	/* A batch of 200 does not fit: the ring doubles, in order. */
+	for (i = 0; i < 200; i++)
+		batch[i] = &gs[700 + i];
+	wsr__globrunqputbatch(batch, 200);
+	ASSERT_EQ(wsr__sched.gqcap, 1024);
+	ASSERT_EQ(load_relaxed(&wsr__sched.runqsize), 600);
+	for (want = 301; want <= 900; want++)
+		ASSERT_EQ(wsr__globrunqget(m0, pp, 1)->goid, want);
+	ASSERT(wsr__globrunqget(m0, pp, 0) == NULL);
+	ASSERT_EQ(load_relaxed(&wsr__sched.runqsize), 0);
+	ASSERT_EQ(wsr__runqlen(pp), 0);
+	wsr__unlock(&wsr__sched.lock);
+}
+
+WSR_TEST(runqput_batch_fills_the_ring_in_order)
+{
+	struct wsr_p *pp;
+	struct wsr_g *batch[WSR_RUNQ_SIZE / 2];
+	bool inherit;
+	int i;
+
+	fixture(1);
+	pp = &wsr__sched.allp[0];
+	wsr__runqput(m0, pp, &gs[0], false);
+	ASSERT_EQ(get(pp, &inherit)->goid, 1); /* the ring now starts mid-array */
+	for (i = 0; i < WSR_RUNQ_SIZE / 2; i++)
+		batch[i] = &gs[i];
+	wsr__runqput_batch(m0, pp, batch, WSR_RUNQ_SIZE / 2);
+	for (i = 0; i < WSR_RUNQ_SIZE / 2; i++)
+		batch[i] = &gs[WSR_RUNQ_SIZE / 2 + i];
+	wsr__runqput_batch(m0, pp, batch, WSR_RUNQ_SIZE / 2);
+	ASSERT_EQ(wsr__runqlen(pp), WSR_RUNQ_SIZE);
+	/* No runqput events: the batch's own event counts these Gs. */
+	ASSERT_EQ(m0->stats.n[WSR_ST_runqput], 1);
+	for (i = 0; i < WSR_RUNQ_SIZE; i++)
+		ASSERT_EQ(get(pp, &inherit)->goid, i + 1);
+	ASSERT(get(pp, &inherit) == NULL);
 }
