@@ -23,6 +23,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -127,13 +128,18 @@ def run_once(cmd, env_extra, label):
     for k in ('WSRDEBUG', 'GODEBUG', 'WSRMAXPROCS', 'GOMAXPROCS', 'OMP_NUM_THREADS'):
         env.pop(k, None)
     env.update(env_extra)
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
         raise BenchError(f'{label}: timed out after {TIMEOUT} s: {" ".join(cmd)}')
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     r = parse_line(p.stdout)
     if p.returncode != 0 or r is None:
         raise BenchError(f'{label}: exit {p.returncode}: {" ".join(cmd)}\n{p.stdout}{p.stderr}')
+    # CPU time (user + system) of the whole process, start-up included: beside
+    # `secs` it shows whether a difference is work done or time waited.
+    r['cpu_secs'] = f'{ru1.ru_utime + ru1.ru_stime - ru0.ru_utime - ru0.ru_stime:.3f}'
     r['_stderr'] = p.stderr
     return r
 
@@ -308,7 +314,7 @@ def main():
     ap.add_argument('--quick', action='store_true', help='small sizes, 3 runs: a few minutes')
     ap.add_argument('--runs', type=int, help='runs per cell (default 5, --quick 3)')
     ap.add_argument('--trace-runs', type=int,
-                    help='runs per cell of the tracing section (default 3, --quick 2): its traced '
+                    help='runs per cell of the tracing section (default 5, --quick 2): its traced '
                     'runs are the slowest of all (Go\'s runtime/trace makes spawn_tree ~4x slower)')
     ap.add_argument('--builddir', default=os.environ.get('WSR_BENCH_DIR', '/tmp/wsr-bench'),
                     help='where the build trees and results go (default /tmp/wsr-bench)')
@@ -324,7 +330,7 @@ def main():
     ap.add_argument('--no-build', action='store_true', help='use the build trees as they are')
     a = ap.parse_args()
     runs = a.runs or (3 if a.quick else 5)
-    trace_runs = a.trace_runs or (2 if a.quick else 3)
+    trace_runs = a.trace_runs or (2 if a.quick else 5)
     if runs < 1 or trace_runs < 1:
         ap.error('--runs and --trace-runs must be >= 1')
     only = a.only.split(',') if a.only else WORKLOADS
@@ -421,12 +427,16 @@ def main():
             md.append(f'### Tracing cost at 2 Ps ({trace_runs} alternating runs per cell; ops/s; '
                       'slowdown = time relative to the untraced run)')
             md.append('')
-            md.append('| workload | wsr compiled out | compiled in, no session | slowdown | '
+            md.append('| workload | wsr compiled out | compiled in, no session | slowdown | CPU time | '
                       'under `wsr run` | slowdown | events (discarded) | Go | Go + runtime/trace | slowdown |')
-            md.append('|---|---|---|---|---|---|---|---|---|---|')
+            md.append('|---|---|---|---|---|---|---|---|---|---|---|')
 
             def slow(base, x):
                 return f'{(med(base) / med(x) - 1) * 100:+.1f}%' if base and x else '–'
+
+            def cpu_slow(base, x):
+                return (f'{(med(x, "cpu_secs") / med(base, "cpu_secs") - 1) * 100:+.1f}%'
+                        if base and x else '–')
             for w in tw:
                 r = tres[w]
                 run = r.get('run', [])
@@ -434,7 +444,7 @@ def main():
                       f'({statistics.median(int(x["discarded"]) for x in run if x["discarded"] != "?"):.0f})'
                       if run and all(x['events'] != '?' for x in run) else '?')
                 md.append(f'| {w} | {fmt_rate(r["out"])} | {fmt_rate(r["in"])} | {slow(r["out"], r["in"])} | '
-                          f'{fmt_rate(run)} | {slow(r["out"], run)} | {ev} | {fmt_rate(r["go"])} | '
+                          f'{cpu_slow(r["out"], r["in"])} | {fmt_rate(run)} | {slow(r["out"], run)} | {ev} | {fmt_rate(r["go"])} | '
                           f'{fmt_rate(r["gotrace"])} | {slow(r["go"], r["gotrace"])} |')
             md.append('')
             results['tracing'] = tres
