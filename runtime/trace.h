@@ -8,12 +8,13 @@
  *   - With WSR_HAVE_TRACING == 0 the tracepoint compiles to nothing, but its
  *     arguments still type-check and the stats are still counted.
  *   - WSR_TRACE_ENABLED(ev) guards arguments that cost something to build.
- *   - The hottest functions (newproc, execute, runqput, goready, gopark,
- *     gosched_m, goexit_m) come in two copies built from one always-inline
- *     body with a constant `traced` argument: the plain copy counts its
- *     events (WSR_TRACE_IF) and fires none; the function tests its event at
- *     the top and tail-calls the cold, traced copy instead when a session
- *     enabled it. Only that test stays on the hot path: a probe call in the
+ *   - The hottest functions (newproc, a round of the schedule loop, runqput,
+ *     goready, gopark, gosched_m, goexit_m) come in two copies built from
+ *     one always-inline body with a constant `traced` argument: the plain
+ *     copy counts its events (WSR_TRACE_IF) and fires none; the function
+ *     tests its event at the top and calls the cold, traced copy instead
+ *     when a session enabled it. Only that test stays on the hot path (2
+ *     instructions on x86-64, see WSR_TRACE_ENABLED): a probe call in the
  *     body, even a cold one, makes the compiler keep values in saved
  *     registers and build a frame on every call (about 10 instructions a
  *     site with no session). Both copies count the same stats.
@@ -58,6 +59,10 @@ static inline void wsr__stat_add(struct wsr_stats *s, enum wsr_stat st, uint64_t
 }
 
 #if WSR_HAVE_TRACING
+/* libwsr is the only module that fires the provider: its tracepoint
+ * definitions (tracepoints/wsr_tp.c) are hidden, so the state words are
+ * addressed directly, not through the GOT. */
+# define LTTNG_UST_TRACEPOINT_HIDDEN_DEFINITION
 # include "wsr_tp.h"
 # define WSR_TP_COLD __attribute__((noinline, cold))
 WSR_TP_COLD void wsr__tp_init(int32_t p, int32_t m, int32_t gomaxprocs, int32_t runq_size, const char * version);
@@ -87,11 +92,31 @@ WSR_TP_COLD void wsr__tp_timer_fire(int32_t p, int32_t m, int64_t g);
 WSR_TP_COLD void wsr__tp_netpoll(int32_t p, int32_t m, uint32_t n_ready, uint8_t blocking);
 WSR_TP_COLD void wsr__tp_schedtrace(int32_t p, int32_t m, const struct wsr_tp_schedtrace * st);
 
-# define WSR_TRACE_ENABLED(ev) lttng_ust_tracepoint_enabled(wsr, ev)
-/* Inline: one load and a branch; the probe call is out of line (trace.c). */
+# if defined(__x86_64__)
+/* Whether a session enabled the event: the state word of its tracepoint
+ * (what lttng_ust_tracepoint_enabled reads), tested in 2 instructions,
+ * `cmpl $0, state(%rip); jne`. For the volatile read compilers load, test and
+ * branch (3), and may form the address in a register first (4). asm goto is
+ * volatile: the state is read anew at every test, as with the volatile read.
+ * The "i" operand needs a link-time address, hence the hidden definitions
+ * (above); a macro, not an inline function, so that it holds at -O0 too. */
+#  define WSR_TRACE_ENABLED(ev)                                                                  \
+	__builtin_expect(__extension__({                                                           \
+		__label__ wsr_tp_on_;                                                              \
+		_Bool wsr_tp_r_ = 1;                                                               \
+		__asm__ goto("cmpl $0, %c0(%%rip)\n\tjne %l[wsr_tp_on_]"                            \
+			     : : "i"(&lttng_ust_tracepoint_wsr___##ev.state) : "cc" : wsr_tp_on_); \
+		wsr_tp_r_ = 0;                                                                     \
+	wsr_tp_on_:                                                                                \
+		wsr_tp_r_;                                                                         \
+	}), 0)
+# else
+#  define WSR_TRACE_ENABLED(ev) lttng_ust_tracepoint_enabled(wsr, ev)
+# endif
+/* Inline: the test above; the probe call is out of line (trace.c). */
 # define WSR_TRACE_FIRE(ev, ...)                                                                   \
 	do {                                                                                       \
-		if (lttng_ust_tracepoint_enabled(wsr, ev))                                         \
+		if (WSR_TRACE_ENABLED(ev))                                                         \
 			wsr__tp_##ev(__VA_ARGS__);                                                 \
 	} while (0)
 #else
