@@ -379,6 +379,8 @@ WSR_TRACE_BODY void execute_body(struct wsr_m *mp, struct wsr_g *gp, bool inheri
 	store_relaxed(&gp->status, G_RUNNING);
 	if (!inherit)
 		store_relaxed(&pp->schedtick, load_relaxed(&pp->schedtick) + 1);
+	else
+		src = SRC_RUNNEXT; /* only runnext hands down a time slice (see schedule) */
 	if (gp->readysrc != 0) {
 		src = gp->readysrc;
 		gp->readysrc = 0;
@@ -406,19 +408,11 @@ WSR_TRACE_BODY void execute_body(struct wsr_m *mp, struct wsr_g *gp, bool inheri
 #endif
 }
 
+/* Runs gp on mp until it switches back to g0. Two copies (trace.h): which
+ * one runs is chosen once per schedule round (see schedule_body). */
 WSR_TRACED_COPY void execute_traced(struct wsr_m *mp, struct wsr_g *gp, bool inherit, uint8_t src)
 {
 	execute_body(mp, gp, inherit, src, true);
-}
-
-/* Runs gp on mp until it switches back to g0 (two copies: see trace.h). */
-static void execute(struct wsr_m *mp, struct wsr_g *gp, bool inherit, uint8_t src)
-{
-	if (WSR_TRACE_ENABLED(g_run)) {
-		execute_traced(mp, gp, inherit, src);
-		return;
-	}
-	execute_body(mp, gp, inherit, src, false);
 }
 
 void wsr__mcall(void (*fn)(struct wsr_m *mp, struct wsr_g *gp, void *arg), void *arg)
@@ -899,53 +893,100 @@ top:
 	goto top;
 }
 
+/* Runs gp, then does on g0 what it asked for: the end of a schedule round. */
+WSR_TRACE_BODY void run_body(struct wsr_m *mp, struct wsr_g *gp, bool inherit, uint8_t src,
+			     bool traced)
+{
+	/* A spinner that found work lets another M spin (fan-out). */
+	if (mp->spinning)
+		resetspinning(mp);
+	if (traced)
+		execute_traced(mp, gp, inherit, src);
+	else
+		execute_body(mp, gp, inherit, src, false);
+	/* Back on g0: do what the G asked for. */
+	mp->mcall_fn(mp, mp->mcall_g, mp->mcall_arg);
+	mp->mcall_fn = NULL;
+	mp->mcall_g = NULL;
+}
+
+/* A round whose local queues were empty: findrunnable (which may sleep) and
+ * its own g_run test. Returns false when the runtime exits. */
+static __attribute__((noinline)) bool schedule_slow(struct wsr_m *mp)
+{
+	struct wsr_g *gp;
+	bool inherit = false;
+	uint8_t src = SRC_LOCAL;
+
+	gp = findrunnable(mp, &inherit, &src);
+	if (gp == NULL)
+		return false;
+	run_body(mp, gp, inherit, src, WSR_TRACE_ENABLED(g_run));
+	return true;
+}
+
+/* One round of the g0 loop: find a G, run it, then do on g0 what it asked
+ * for. Returns false when the M must leave the loop (the runtime exits).
+ * Two copies (trace.h): wsr__schedule tests g_run before the round, not just
+ * before execute, so that the plain round keeps no value alive for a cold
+ * call. Between the test and g_run the round only looks at its timers and
+ * queues; a round that needs findrunnable, which may sleep, tests g_run
+ * again after it (schedule_slow). */
+WSR_TRACE_BODY bool schedule_body(struct wsr_m *mp, bool traced)
+{
+	struct wsr_g *gp = NULL;
+	bool inherit = false;
+	uint8_t src = SRC_LOCAL;
+	struct wsr_p *pp;
+
+	if (mp->p == NULL) {
+		stopm(mp);
+		return true;
+	}
+	pp = mp->p;
+	/* Timers first, as Go's findRunnable does on every schedule: Gs that
+	 * keep yielding must not starve a sleeper whose time has come. */
+	if (load_relaxed(&pp->timer0when) != 0) {
+		bool ran;
+
+		wsr__checktimers(mp, pp, 0, &ran);
+	}
+	/* Fairness: check the global queue every globalcheck ticks. */
+	if (load_relaxed(&pp->schedtick) % (uint32_t)wsr__sched.globalcheck == 0 &&
+	    load_relaxed(&wsr__sched.runqsize) > 0) {
+		wsr__lock(&wsr__sched.lock);
+		gp = wsr__globrunqget(mp, pp, 1);
+		wsr__unlock(&wsr__sched.lock);
+		if (gp != NULL)
+			src = SRC_GLOBAL;
+	}
+	/* From the local queue src stays SRC_LOCAL: execute makes it
+	 * SRC_RUNNEXT when inherit is set (only runnext hands down a time
+	 * slice). */
+	if (gp == NULL)
+		gp = wsr__runqget(pp, &inherit);
+	if (gp == NULL)
+		return schedule_slow(mp);
+	run_body(mp, gp, inherit, src, traced);
+	return true;
+}
+
+WSR_TRACED_COPY bool schedule_traced(struct wsr_m *mp)
+{
+	return schedule_body(mp, true);
+}
+
 void wsr__schedule(struct wsr_m *mp)
 {
-	for (;;) {
-		struct wsr_g *gp = NULL;
-		bool inherit = false;
-		uint8_t src = SRC_LOCAL;
-		struct wsr_p *pp;
-
-		if (load_relaxed(&wsr__sched.exiting))
-			break;
-		if (mp->p == NULL) {
-			stopm(mp);
-			continue;
-		}
-		pp = mp->p;
-		/* Timers first, as Go's findRunnable does on every schedule: Gs that
-		 * keep yielding must not starve a sleeper whose time has come. */
-		if (load_relaxed(&pp->timer0when) != 0) {
-			bool ran;
-
-			wsr__checktimers(mp, pp, 0, &ran);
-		}
-		/* Fairness: check the global queue every globalcheck ticks. */
-		if (load_relaxed(&pp->schedtick) % (uint32_t)wsr__sched.globalcheck == 0 &&
-		    load_relaxed(&wsr__sched.runqsize) > 0) {
-			wsr__lock(&wsr__sched.lock);
-			gp = wsr__globrunqget(mp, pp, 1);
-			wsr__unlock(&wsr__sched.lock);
-			src = SRC_GLOBAL;
-		}
-		if (gp == NULL) {
-			gp = wsr__runqget(pp, &inherit);
-			src = inherit ? SRC_RUNNEXT : SRC_LOCAL;
-		}
-		if (gp == NULL) {
-			gp = findrunnable(mp, &inherit, &src);
-			if (gp == NULL)
+	/* The exit test first: the compiler then repeats it at the end of a
+	 * round, which loops back with its own branch (no jump per round). */
+	while (!load_relaxed(&wsr__sched.exiting)) {
+		if (WSR_TRACE_ENABLED(g_run)) {
+			if (!schedule_traced(mp))
 				break;
+		} else if (!schedule_body(mp, false)) {
+			break;
 		}
-		/* A spinner that found work lets another M spin (fan-out). */
-		if (mp->spinning)
-			resetspinning(mp);
-		execute(mp, gp, inherit, src);
-		/* Back on g0: do what the G asked for. */
-		mp->mcall_fn(mp, mp->mcall_g, mp->mcall_arg);
-		mp->mcall_fn = NULL;
-		mp->mcall_g = NULL;
 	}
 	if (mp->spinning)
 		dropspinning(mp, false);
