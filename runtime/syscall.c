@@ -14,8 +14,9 @@
  *     so `r = wsr_blocking(fn, arg); if (r == NULL) use(errno);` works.
  * Concurrency: p->status is the arbiter (seq_cst CAS); m->syscallwhen is
  *   written by the M and read by sysmon.
- * Tracepoints: syscall_enter, syscall_exit, retake, handoff, g_stop(syscall)
- *   and globrunq_put on the slow exit path.
+ * Tracepoints: syscall_enter, syscall_exit, retake, handoff; on the slow
+ *   exit path g_stop(syscall), then globrunq_put, or p_busy and runqput when
+ *   a P went idle meanwhile.
  */
 #include "config.h"
 
@@ -67,10 +68,15 @@ void wsr_syscall_enter(void)
 	store_seq(&pp->status, P_SYSCALL);
 }
 
-/* On g0, with no P: queue the G globally; the scheduler loop then parks. */
+/* On g0, with no P: queue the G globally; the scheduler loop then parks.
+ * The idle-P check and the global put are one sched.lock section (as in Go's
+ * exitsyscall0): a P that went idle since wsr_syscall_exit looked (sysmon's
+ * handoffp of our own P, say) is taken here and runs the G next, rather
+ * than idling while the G waits on the global queue and every M parks. */
 static void exitsyscall0(struct wsr_m *mp, struct wsr_g *gp, void *arg)
 {
-	uint32_t glen;
+	uint32_t glen = 0;
+	struct wsr_p *pp;
 
 	(void)arg;
 	WSR_TRACE(g_stop, &mp->stats, -1, mp->id, gp->goid, WR_SYSCALL);
@@ -78,10 +84,18 @@ static void exitsyscall0(struct wsr_m *mp, struct wsr_g *gp, void *arg)
 	gp->m = NULL;
 	store_relaxed(&gp->status, G_RUNNABLE);
 	wsr__lock(&wsr__sched.lock);
-	wsr__globrunqput(gp);
-	glen = (uint32_t)load_relaxed(&wsr__sched.runqsize);
+	pp = wsr__pidleget(mp);
+	if (pp == NULL) {
+		wsr__globrunqput(gp);
+		glen = (uint32_t)load_relaxed(&wsr__sched.runqsize);
+	}
 	wsr__unlock(&wsr__sched.lock);
-	WSR_TRACE(globrunq_put, &mp->stats, -1, mp->id, gp->goid, glen);
+	if (pp == NULL) {
+		WSR_TRACE(globrunq_put, &mp->stats, -1, mp->id, gp->goid, glen);
+		return;
+	}
+	wsr__acquirep(mp, pp);
+	wsr__runqput(mp, pp, gp, true);
 }
 
 void wsr_syscall_exit(void)
@@ -153,6 +167,12 @@ static int32_t handoffp(struct wsr_p *pp)
 			return id;
 	}
 	wsr__lock(&wsr__sched.lock);
+	/* Again under the lock (Go's handoffp does the same): an M leaving its
+	 * call may have queued its G globally since the test above. */
+	if (load_relaxed(&wsr__sched.runqsize) != 0) {
+		wsr__unlock(&wsr__sched.lock);
+		return wsr__startm(NULL, pp);
+	}
 	wsr__pidleput(NULL, pp);
 	wsr__unlock(&wsr__sched.lock);
 	return -1;
