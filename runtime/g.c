@@ -8,6 +8,13 @@
  *   - A G on a free list is G_DEAD or G_IDLE and holds no stack: a G that has
  *     not run yet costs only its struct (stacks are taken at the first run).
  *   - goids are unique, handed out in batches of 16 per P; the main G is 1.
+ *   - sched.gfree is a stack of batches of exactly WSR_GFREE_MAX/2 dead Gs:
+ *     each batch is a NULL-terminated list through schedlink, and batches
+ *     are linked through their first G's param (unused while dead). A P
+ *     moves a whole batch in or out in O(1) under gflock and never walks Gs
+ *     under the lock: the Gs a spawning P takes were last written by another
+ *     CPU (or long ago), and the walk missed on each of them while the
+ *     freeing P waited for the lock.
  * Concurrency: pp->gfree is the owner P's; sched.gfree and the slab list are
  *   under sched.gflock.
  * Tracepoints: g_create (runqput follows).
@@ -53,15 +60,11 @@ static inline __attribute__((always_inline)) struct wsr_g *gfget(struct wsr_p *p
 		int i;
 
 		wsr__lock(&wsr__sched.gflock);
-		while (wsr__sched.gfree != NULL && pp->gfreecnt < WSR_GFREE_MAX / 2) {
-			gp = wsr__sched.gfree;
-			wsr__sched.gfree = gp->schedlink;
-			wsr__sched.ngfree--;
-			gp->schedlink = pp->gfree;
-			pp->gfree = gp;
-			pp->gfreecnt++;
-		}
-		if (pp->gfree == NULL) {
+		gp = wsr__sched.gfree;
+		if (gp != NULL) {
+			wsr__sched.gfree = gp->param;
+			wsr__sched.ngfree -= WSR_GFREE_MAX / 2;
+		} else {
 			s = calloc(1, sizeof(*s));
 			if (s == NULL)
 				wsr__throw("gfget: out of memory");
@@ -69,15 +72,19 @@ static inline __attribute__((always_inline)) struct wsr_g *gfget(struct wsr_p *p
 			slabs = s;
 		}
 		wsr__unlock(&wsr__sched.gflock);
-		if (s != NULL) {
+		if (gp != NULL) {
+			gp->param = NULL;
+			pp->gfree = gp;
+			pp->gfreecnt = WSR_GFREE_MAX / 2;
+		} else {
 			for (i = WSR_GSLAB - 1; i >= 0; i--) {
 				s->g[i].timeridx = -1;
 				s->g[i].schedlink = pp->gfree;
 				pp->gfree = &s->g[i];
 				pp->gfreecnt++;
 			}
+			gp = pp->gfree;
 		}
-		gp = pp->gfree;
 	}
 	pp->gfree = gp->schedlink;
 	pp->gfreecnt--;
@@ -87,23 +94,29 @@ static inline __attribute__((always_inline)) struct wsr_g *gfget(struct wsr_p *p
 
 void wsr__gfput(struct wsr_p *pp, struct wsr_g *gp)
 {
+	struct wsr_g *batch, *last;
+	int32_t i;
+
 	WSR_ASSERT(gp->stack == NULL);
 	gp->schedlink = pp->gfree;
 	pp->gfree = gp;
 	pp->gfreecnt++;
-	if (pp->gfreecnt >= WSR_GFREE_MAX) {
-		/* Move half to the global list so other Ps can reuse them. */
-		wsr__lock(&wsr__sched.gflock);
-		while (pp->gfreecnt > WSR_GFREE_MAX / 2) {
-			gp = pp->gfree;
-			pp->gfree = gp->schedlink;
-			pp->gfreecnt--;
-			gp->schedlink = wsr__sched.gfree;
-			wsr__sched.gfree = gp;
-			wsr__sched.ngfree++;
-		}
-		wsr__unlock(&wsr__sched.gflock);
-	}
+	if (pp->gfreecnt < WSR_GFREE_MAX)
+		return;
+	/* Move half to the global list, as one batch, so other Ps can reuse
+	 * them; the Gs are this CPU's, so cut the batch before taking the lock. */
+	batch = pp->gfree;
+	last = batch;
+	for (i = 1; i < WSR_GFREE_MAX / 2; i++)
+		last = last->schedlink;
+	pp->gfree = last->schedlink;
+	pp->gfreecnt -= WSR_GFREE_MAX / 2;
+	last->schedlink = NULL;
+	wsr__lock(&wsr__sched.gflock);
+	batch->param = wsr__sched.gfree;
+	wsr__sched.gfree = batch;
+	wsr__sched.ngfree += WSR_GFREE_MAX / 2;
+	wsr__unlock(&wsr__sched.gflock);
 }
 
 void wsr__gfree_all(void)

@@ -86,11 +86,12 @@ struct wsr_g {
 	/* 1 from a park's commit until its M saved the context (park_m). */
 	_Atomic uint32_t switching;
 	struct wsr_m *m;	     /* M running it (G_RUNNING/G_SYSCALL); owner */
-	struct wsr_g *schedlink;     /* global queue, free lists, wait lists: under their lock */
+	struct wsr_g *schedlink;     /* free lists, wait lists: under their lock */
 	uint8_t waitreason;	     /* enum wsr_reason while G_WAITING */
 	uint8_t readysrc;	     /* SRC_TIMER/SRC_NETPOLL for the next g_run, else 0 */
 	uint8_t sleeping;	     /* 1 while parked in wsr_sleep_ns; owner */
-	void *param;		     /* value passed by the waker (select: the sudog) */
+	void *param;		     /* value passed by the waker (select: the sudog); on sched.gfree,
+				      * in a batch's first G: the next batch (gflock) */
 	int64_t when;		     /* timer deadline (ns) while in a timer heap */
 	int32_t timeridx;	     /* index in its P's timer heap, -1 if none */
 	int64_t waitsince;	     /* when it parked (deadlock report) */
@@ -195,7 +196,7 @@ struct wsr_sched {
 	uint32_t gqcap, gqhead, gqtail; /* see globrunq.c; sched.lock */
 	_Atomic int32_t runqsize;    /* gqtail - gqhead; written under sched.lock, read racily */
 
-	struct wsr_g *gfree;	     /* global dead-G list; gflock */
+	struct wsr_g *gfree;	     /* global dead Gs: batches of WSR_GFREE_MAX/2 (g.c); gflock */
 	int32_t ngfree;
 	struct wsr_lock gflock;
 
@@ -247,6 +248,19 @@ static inline int32_t m_id(const struct wsr_m *mp)
 static inline int64_t g_id(const struct wsr_g *gp)
 {
 	return gp != NULL ? gp->goid : 0;
+}
+
+/* Starts loading every cache line of *gp, for writing: for a G that will
+ * run soon and that another CPU (or nobody for a long time) touched last,
+ * so that the misses overlap the work before it instead of stalling the
+ * scheduler. A hint only; gp may be stale (a prefetch never faults). */
+static inline void wsr__g_prefetch(const struct wsr_g *gp)
+{
+	const char *b = (const char *)gp;
+
+	__builtin_prefetch(b, 1);
+	__builtin_prefetch(b + 64, 1);
+	__builtin_prefetch(b + sizeof(*gp) - 1, 1);
 }
 
 /* Stats block of an M, or sysmon's when mp is NULL. */

@@ -310,3 +310,37 @@ WSR_TEST(runqput_batch_fills_the_ring_in_order)
 		ASSERT_EQ(get(pp, &inherit)->goid, i + 1);
 	ASSERT(get(pp, &inherit) == NULL);
 }
+
+static void never_runs(void *arg)
+{
+	(void)arg;
+}
+
+WSR_TEST(dead_gs_move_between_ps_in_batches)
+{
+	struct wsr_p *p0, *p1;
+	struct wsr_g *gp;
+	int i;
+
+	fixture(2);
+	p0 = &wsr__sched.allp[0];
+	p1 = &wsr__sched.allp[1];
+	/* The 256th free G on P1 moves the newest 128 to the global list, as
+	 * one batch. */
+	for (i = 0; i < WSR_GFREE_MAX; i++)
+		wsr__gfput(p1, &gs[i]);
+	ASSERT_EQ(p1->gfreecnt, WSR_GFREE_MAX / 2);
+	ASSERT(p1->gfree == &gs[WSR_GFREE_MAX / 2 - 1]);
+	ASSERT_EQ(wsr__sched.ngfree, WSR_GFREE_MAX / 2);
+	ASSERT(wsr__sched.gfree == &gs[WSR_GFREE_MAX - 1]);
+	/* P0 has none: its first spawn takes the whole batch and uses its
+	 * first G. */
+	gp = wsr__newproc(m0, never_runs, NULL, 0);
+	ASSERT(gp == &gs[WSR_GFREE_MAX - 1]);
+	ASSERT_EQ(p0->gfreecnt, WSR_GFREE_MAX / 2 - 1);
+	ASSERT(p0->gfree == &gs[WSR_GFREE_MAX - 2]);
+	ASSERT_EQ(wsr__sched.ngfree, 0);
+	ASSERT(wsr__sched.gfree == NULL);
+	ASSERT(gp->param == NULL);
+	ASSERT_EQ(wsr__runqlen(p0) + (load_relaxed(&p0->runnext) != NULL), 1);
+}
