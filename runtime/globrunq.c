@@ -16,7 +16,8 @@
  *   - sched.runqsize == gqtail - gqhead.
  *   - The ring only grows (doubling, keeping the order); wsr__globrunq_free
  *     frees it at teardown, dropping any Gs still queued (their structs
- *     live in the G slabs).
+ *     live in the G slabs), unless an M did not stop (wsr__ms_leaked), which
+ *     could still queue a G: the ring is then kept, as the slabs are.
  *   - A batch get takes min(len, len/gomaxprocs + 1, max, WSR_RUNQ_SIZE/2) Gs,
  *     so one P cannot drain the queue while others starve.
  * Concurrency:
@@ -30,6 +31,7 @@
 
 #include <stdlib.h>
 
+#include "proc.h"
 #include "runq.h"
 
 #define GQ_MINCAP 512
@@ -109,6 +111,9 @@ struct wsr_g *wsr__globrunqget(struct wsr_m *mp, struct wsr_p *pp, int32_t max)
 
 void wsr__globrunq_free(void)
 {
+	/* An M that did not stop (stuck in a call) may still queue its G. */
+	if (wsr__ms_leaked())
+		return;
 	free(wsr__sched.gq);
 	wsr__sched.gq = NULL;
 	wsr__sched.gqcap = 0;
