@@ -250,19 +250,6 @@ static inline int64_t g_id(const struct wsr_g *gp)
 	return gp != NULL ? gp->goid : 0;
 }
 
-/* Starts loading every cache line of *gp, for writing: for a G that will
- * run soon and that another CPU (or nobody for a long time) touched last,
- * so that the misses overlap the work before it instead of stalling the
- * scheduler. A hint only; gp may be stale (a prefetch never faults). */
-static inline void wsr__g_prefetch(const struct wsr_g *gp)
-{
-	const char *b = (const char *)gp;
-
-	__builtin_prefetch(b, 1);
-	__builtin_prefetch(b + 64, 1);
-	__builtin_prefetch(b + sizeof(*gp) - 1, 1);
-}
-
 /* Stats block of an M, or sysmon's when mp is NULL. */
 struct wsr_stats *wsr__stats_of(struct wsr_m *mp);
 
