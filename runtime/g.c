@@ -22,6 +22,7 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include <wsr.h>
 
@@ -65,9 +66,11 @@ static inline __attribute__((always_inline)) struct wsr_g *gfget(struct wsr_p *p
 			wsr__sched.gfree = gp->param;
 			wsr__sched.ngfree -= WSR_GFREE_MAX / 2;
 		} else {
-			s = calloc(1, sizeof(*s));
+			/* Aligned: a G's hot fields are its first cache line. */
+			s = aligned_alloc(_Alignof(struct gslab), sizeof(*s));
 			if (s == NULL)
 				wsr__throw("gfget: out of memory");
+			memset(s, 0, sizeof(*s));
 			s->next = slabs;
 			slabs = s;
 		}

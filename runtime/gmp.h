@@ -75,26 +75,30 @@ struct wsr_m;
 struct wsr_p;
 
 struct wsr_g {
-	struct wsr_ctx ctx;	     /* saved context; written only by the switch */
+	/* First cache line: every field a park, a ready or a switch touches.
+	 * Gs are 64-byte aligned (slabs in g.c), so a hand-off to a G that
+	 * another CPU ran last, or that waited long (a filter in a long
+	 * pipeline), misses on one line of its struct instead of two or three. */
+	_Alignas(64) struct wsr_ctx ctx; /* saved context; written only by the switch */
 	void *stack;		     /* mapping base (guard page first), NULL before the first run */
-	size_t stack_size;	     /* usable bytes above the guard page */
-	void (*fn)(void *);	     /* entry; set at creation, read at first run */
-	void *arg;
+	struct wsr_m *m;	     /* M running it (G_RUNNING/G_SYSCALL); owner */
+	void *param;		     /* value passed by the waker (select: the sudog); on sched.gfree,
+				      * in a batch's first G: the next batch (gflock) */
 	int64_t goid;		     /* set by newproc before the G is queued; then immutable */
-	int64_t parent;		     /* goid of the creator, 0 for the main G */
 	_Atomic uint32_t status;     /* enum g_status; written by the G's owner of the moment */
 	/* 1 from a park's commit until its M saved the context (park_m). */
 	_Atomic uint32_t switching;
-	struct wsr_m *m;	     /* M running it (G_RUNNING/G_SYSCALL); owner */
-	struct wsr_g *schedlink;     /* free lists, wait lists: under their lock */
 	uint8_t waitreason;	     /* enum wsr_reason while G_WAITING */
 	uint8_t readysrc;	     /* SRC_TIMER/SRC_NETPOLL for the next g_run, else 0 */
 	uint8_t sleeping;	     /* 1 while parked in wsr_sleep_ns; owner */
-	void *param;		     /* value passed by the waker (select: the sudog); on sched.gfree,
-				      * in a batch's first G: the next batch (gflock) */
-	int64_t when;		     /* timer deadline (ns) while in a timer heap */
 	int32_t timeridx;	     /* index in its P's timer heap, -1 if none */
-	int64_t waitsince;	     /* when it parked (deadlock report) */
+	/* Second line: creation, first run, free lists, timers. */
+	struct wsr_g *schedlink;     /* free lists, wait lists: under their lock */
+	size_t stack_size;	     /* usable bytes above the guard page */
+	void (*fn)(void *);	     /* entry; set at creation, read at first run */
+	void *arg;
+	int64_t parent;		     /* goid of the creator, 0 for the main G */
+	int64_t when;		     /* timer deadline (ns) while in a timer heap */
 #if WSR_SAN_TSAN
 	void *tsan_fiber;	     /* created at first run, destroyed at exit */
 #endif
