@@ -12,6 +12,8 @@
  *   globalcheck=N   check the global queue every N schedule ticks (61)
  *   stealrounds=N   stealWork passes over the Ps (4)
  *   runnextpause=US pause before stealing a runnext G (3)
+ *   backlog=N       global-queue Gs per P past which wsr_go preempts its
+ *                   caller behind them (4096; 0: never, as Go)
  * Unknown keys and bad values are reported on stderr and ignored.
  *
  * Invariants:
@@ -89,6 +91,7 @@ void wsr__debug_init(void)
 	wsr__sched.globalcheck = 61;
 	wsr__sched.stealrounds = 4;
 	wsr__sched.runnextpause_us = 3;
+	wsr__sched.backlog_per_p = 4096;
 	wsr__sched.stacksize = 256 * 1024;
 	if (env == NULL || *env == '\0')
 		return;
@@ -125,6 +128,9 @@ void wsr__debug_init(void)
 		else if (strcmp(tok, "runnextpause") == 0)
 			ok = parse_int(v, 0, 1000, &n) &&
 			     (wsr__sched.runnextpause_us = (int32_t)n, true);
+		else if (strcmp(tok, "backlog") == 0)
+			ok = parse_int(v, 0, 1 << 24, &n) &&
+			     (wsr__sched.backlog_per_p = (int32_t)n, true);
 		else
 			fprintf(stderr, "wsr: WSRDEBUG: ignoring unknown key '%s'\n", tok);
 		if (!ok)

@@ -15,6 +15,10 @@
  *     under the lock: the Gs a spawning P takes were last written by another
  *     CPU (or long ago), and the walk missed on each of them while the
  *     freeing P waited for the lock.
+ *   - wsr_go preempts its caller (to the global queue's tail) when its put
+ *     spilled into a global queue over the backlog bound (runq.c), so a
+ *     spawn loop never has more than about backlog_per_p x gomaxprocs Gs
+ *     waiting; mp->backlog is the M's own, cleared before each newproc.
  * Concurrency: pp->gfree is the owner P's; sched.gfree and the slab list are
  *   under sched.gflock.
  * Tracepoints: g_create (runqput follows).
@@ -197,6 +201,15 @@ void wsr_go(void (*fn)(void *), void *arg)
 
 	if (mp == NULL || mp->curg == NULL)
 		wsr__throw("wsr_go: called outside a G");
+	mp->backlog = false;
 	wsr__newproc(mp, fn, arg, mp->curg->goid);
+	if (__builtin_expect(mp->backlog, 0)) {
+		/* The Gs already queued outnumber what the Ps can run soon: stop
+		 * the spawner behind them (as a preemption), so a spawn loop's
+		 * backlog, and the memory it holds, stays bounded. */
+		mp->backlog = false;
+		wsr__gopreempt();
+		return;
+	}
 	wsr__preempt_check();
 }

@@ -155,6 +155,9 @@ struct wsr_m {
 	struct wsr_p *nextp;	     /* P handed over by startm before the wakeup; under sched.lock */
 	bool spinning;		     /* counted in sched.nmspinning; owner (startm before wakeup) */
 	bool blocked;		     /* parked on its note; under sched.lock */
+	/* A put by this M spilled into a global queue longer than the backlog
+	 * bound (runq.c); wsr_go clears it before and reads it after newproc. */
+	bool backlog;
 	int32_t wakeby;		     /* id of the M that woke it, -1 sysmon; set before notewakeup */
 	struct wsr_note park;	     /* stopm sleeps here */
 	struct wsr_m *schedlink;     /* sched.midle; under sched.lock */
@@ -218,6 +221,10 @@ struct wsr_sched {
 	int32_t globalcheck;	     /* check the global queue every N ticks (61) */
 	int32_t stealrounds;	     /* stealWork rounds (4) */
 	int32_t runnextpause_us;     /* pause before stealing runnext (3) */
+	/* Gs the global queue may hold per P before wsr_go preempts its caller
+	 * behind them (runq.c, g.c): a spawn loop faster than the Ps drain it
+	 * otherwise queues without bound, 128 bytes per G. 0: no bound (Go). */
+	int32_t backlog_per_p;	     /* WSRDEBUG=backlog (4096) */
 	size_t stacksize;	     /* default usable stack bytes */
 };
 

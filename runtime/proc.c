@@ -503,6 +503,13 @@ static void preempt_m(struct wsr_m *mp, struct wsr_g *gp, void *arg)
 	WSR_TRACE(globrunq_put, &mp->stats, mp->p->id, mp->id, gp->goid, glen);
 }
 
+/* Preempts the running G at once (wsr_go when the global queue is long). */
+void wsr__gopreempt(void)
+{
+	wsr__mcall(preempt_m, NULL);
+	wsr__preempt_check();
+}
+
 /* On g0 after a park: the G's context is saved; let others resume it. */
 static void park_m(struct wsr_m *mp, struct wsr_g *gp, void *arg)
 {

@@ -21,6 +21,7 @@ void wsr__schedule(struct wsr_m *mp);
 /* Switches from the running G to g0, which runs fn(mp, gp, arg); the G
  * resumes (maybe on another M) when someone readies and schedules it. */
 void wsr__mcall(void (*fn)(struct wsr_m *mp, struct wsr_g *gp, void *arg), void *arg);
+void wsr__gopreempt(void);
 /* Parks the running G (Go: gopark). The G is marked waiting, then
  * commit(gp, arg) runs on the G itself and publishes it to its waker (usually
  * by unlocking the wait queue it joined); if commit returns false the park is

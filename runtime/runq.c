@@ -7,7 +7,9 @@
  *   - A G is in exactly one place while runnable: a ring slot, runnext, or the
  *     global queue.
  *   - A full ring spills half of itself (128) plus the new G: 129 Gs, in one
- *     locked batch, to the global queue (runqputslow).
+ *     locked batch, to the global queue (runqputslow). If the global queue
+ *     then holds more than backlog_per_p Gs per P, the spill sets the
+ *     putting M's backlog flag (read by wsr_go, g.c).
  * Concurrency:
  *   - Only the owning P writes tail (seq_cst store: it also orders the put
  *     before wakep's read of nmspinning) and the ring slots (relaxed, published
@@ -79,6 +81,9 @@ static bool runqputslow(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, ui
 	wsr__lock(&wsr__sched.lock);
 	wsr__globrunqputbatch(batch, n + 1);
 	glen = load_relaxed(&wsr__sched.runqsize);
+	if (wsr__sched.backlog_per_p != 0 &&
+	    glen > (int64_t)wsr__sched.backlog_per_p * wsr__sched.gomaxprocs)
+		mp->backlog = true;
 	WSR_TRACE(runq_spill, &mp->stats, pp->id, mp->id, n + 1, (uint32_t)glen);
 	if (ev != NULL)
 		emit_put(mp, pp, ev, wsr__runqlen(pp), true);

@@ -86,6 +86,69 @@ WSR_TEST_TIMEOUT(every_g_runs_exactly_once, 30)
 	}
 }
 
+/* ---- a spawn loop's backlog is bounded (WSRDEBUG=backlog) ---- */
+
+#define NBACKLOG 60000
+static _Atomic long bl_ran;
+static long bl_max; /* spawner only */
+
+static void bl_leaf(void *arg)
+{
+	(void)arg;
+	bl_ran++;
+}
+
+static int backlog_main(void *arg)
+{
+	long i, queued;
+
+	(void)arg;
+	bl_max = 0;
+	for (i = 1; i <= NBACKLOG; i++) {
+		wsr_go(bl_leaf, NULL);
+		queued = i - bl_ran;
+		if (queued > bl_max)
+			bl_max = queued;
+	}
+	while (bl_ran < NBACKLOG)
+		wsr_yield();
+	return 0;
+}
+
+/* Gs queued at most: the bound, the spill that crossed it (129), every P's
+ * ring and runnext full, one G running on each P. */
+static long backlog_limit(long perp, int procs)
+{
+	return perp * procs + 129 + procs * 258L;
+}
+
+WSR_TEST_TIMEOUT(spawn_backlog_is_bounded, 60)
+{
+	static const struct {
+		const char *env;
+		long perp;
+	} cases[] = {{"", 4096}, {"backlog=100", 100}};
+	int procs[] = {1, 2};
+	size_t k, j;
+
+	wsrtest_watchdog(55, "spawn_backlog_is_bounded");
+	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		for (j = 0; j < sizeof(procs) / sizeof(procs[0]); j++) {
+			setenv("WSRDEBUG", cases[k].env, 1);
+			setprocs(procs[j]);
+			bl_ran = 0;
+			ASSERT_EQ(wsr_main(backlog_main, NULL), 0);
+			ASSERT_EQ(bl_ran, NBACKLOG);
+			printf("# backlog=%ld procs=%d: at most %ld Gs queued\n", cases[k].perp,
+			       procs[j], bl_max);
+			/* Without the bound, only sysmon's 10 ms slices would stop the
+			 * loop: thousands more at backlog=100. */
+			ASSERT_LE(bl_max, backlog_limit(cases[k].perp, procs[j]));
+		}
+	}
+	unsetenv("WSRDEBUG");
+}
+
 /* ---- skewed: the other Ps must steal ---- */
 
 static long lcgwork = 20000;
