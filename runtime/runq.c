@@ -37,9 +37,10 @@ static inline void g_prefetch(const struct wsr_g *gp)
 {
 	const char *b = (const char *)gp;
 
+	/* A G is two 64-byte-aligned lines (gmp.h). */
+	_Static_assert(sizeof(struct wsr_g) <= 128, "g_prefetch covers two lines");
 	__builtin_prefetch(b, 1);
 	__builtin_prefetch(b + 64, 1);
-	__builtin_prefetch(b + sizeof(*gp) - 1, 1);
 }
 
 /* The runqput event a put announces (NULL for batch puts, which have none). */
