@@ -207,7 +207,6 @@ void wsr_go(void (*fn)(void *), void *arg)
 		/* The Gs already queued outnumber what the Ps can run soon: stop
 		 * the spawner behind them (as a preemption), so a spawn loop's
 		 * backlog, and the memory it holds, stays bounded. */
-		mp->backlog = false;
 		wsr__gopreempt();
 		return;
 	}

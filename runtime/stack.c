@@ -108,9 +108,11 @@ size_t wsr__page_size(void)
 	return pagesize;
 }
 
+/* base is a mapped stack, so pagesize is set (chunk_map read it); read
+ * directly, not through wsr__page_size's test: wsr__stack_top runs once per G. */
 static struct stack_hdr *hdr_of(void *base, size_t size)
 {
-	return (struct stack_hdr *)((char *)base + wsr__page_size() + size - STACK_HDR);
+	return (struct stack_hdr *)((char *)base + pagesize + size - STACK_HDR);
 }
 
 /*
@@ -136,8 +138,7 @@ void *wsr__stack_top(struct wsr_g *gp)
 	if (ncolours > 64)
 		ncolours = 64;
 	colour = ((((uintptr_t)gp->stack >> 12) & 63) * ncolours) >> 6;
-	/* hdr_of without its call: pagesize is set, gp's stack came from here. */
-	return (char *)gp->stack + pagesize + gp->stack_size - STACK_HDR - colour * 64;
+	return (char *)hdr_of(gp->stack, gp->stack_size) - colour * 64;
 }
 
 static size_t round_pages(size_t n)
