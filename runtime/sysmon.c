@@ -41,7 +41,9 @@ static int retake(int64_t now)
 		if (s == P_RUNNING) {
 			uint32_t t = load_relaxed(&pp->schedtick);
 
-			if (pp->sm_schedtick != t) {
+			/* sm_schedwhen 0: the first look at this P (its tick may
+			 * still be 0, as sm_schedtick is): start its slice now. */
+			if (pp->sm_schedtick != t || pp->sm_schedwhen == 0) {
 				pp->sm_schedtick = t;
 				pp->sm_schedwhen = now;
 			} else if (pp->sm_schedwhen + FORCE_PREEMPT_NS <= now &&
@@ -56,7 +58,7 @@ static int retake(int64_t now)
 			uint32_t t = load_relaxed(&pp->syscalltick);
 			int64_t held = now - load_relaxed(&pp->syscallwhen);
 
-			if (pp->sm_syscalltick != t) {
+			if (pp->sm_syscalltick != t || pp->sm_syscallwhen == 0) {
 				pp->sm_syscalltick = t;
 				pp->sm_syscallwhen = now;
 				continue;

@@ -149,6 +149,35 @@ WSR_TEST_TIMEOUT(spawn_backlog_is_bounded, 60)
 	unsetenv("WSRDEBUG");
 }
 
+/* ---- no preemption request before a full slice ---- */
+
+static int brief_main(void *arg)
+{
+	int64_t t0 = wsr__nanotime();
+
+	(void)arg;
+	/* 2 ms of monotonic time on the CPU, never through the scheduler: the
+	 * P's schedtick stays 0 (sysmon's own initial value) all along. */
+	while (wsr__nanotime() - t0 < 2 * 1000 * 1000)
+		__asm__ volatile("" ::: "memory");
+	return 0;
+}
+
+WSR_TEST_TIMEOUT(no_preempt_before_a_slice, 30)
+{
+	int p;
+
+	wsrtest_watchdog(25, "no_preempt_before_a_slice");
+	for (p = 1; p <= 2; p++) {
+		setprocs(p);
+		ASSERT_EQ(wsr_main(brief_main, NULL), 0);
+		/* sysmon used to take its first look at a P whose tick was still 0
+		 * for a slice that began at time 0: a preempt event with ran_ns =
+		 * the machine's uptime, in every trace. */
+		ASSERT_EQ(wsr__last_stats[WSR_ST_preempt], 0);
+	}
+}
+
 /* ---- skewed: the other Ps must steal ---- */
 
 static long lcgwork = 20000;
