@@ -25,6 +25,9 @@
 
 #include <lttng/tracepoint.h>
 
+/* In the probe stage only: one ring-buffer write per event. */
+#include "wsr_tp_write.h"
+
 #ifndef WSR_TP_SCHEDTRACE_REC
 # define WSR_TP_SCHEDTRACE_REC
 /* The runtime's own counters, read racily (as Go does), for one schedtrace. */

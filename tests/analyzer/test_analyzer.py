@@ -14,6 +14,11 @@
 #       in the rest, tiling, report.
 #   test_analyzer.py WSR SIM bad-input
 #       every bad-input case: exit 2, its message, no database left behind.
+#   test_analyzer.py WSR SIM gather SIM_STOCK
+#       the same simulation through the gathering probes (one ring-buffer
+#       write per event, tracepoints/wsr_tp_write.h) and through LTTng's stock
+#       probes (SIM_STOCK, built with -DWSR_TP_NO_GATHER): babeltrace2 decodes
+#       the same events with the same fields and values, every kind covered.
 #   test_analyzer.py WSR SIM plugin PLUGIN_DIR
 #       babeltrace2 --plugin-path=PLUGIN_DIR -c sink.wsr.sqlite writes the
 #       same database as `wsr ingest`.
@@ -23,6 +28,7 @@
 import bisect
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -502,6 +508,42 @@ def case_discarded(wsr, sim, tmp):
        r.stdout[:800])
 
 
+def decoded_events(trace):
+    """babeltrace2's text lines of TRACE without the parts that differ between
+    two recordings of the same deterministic run: time, delta, host, CPU, ids."""
+    r = run(['babeltrace2', trace])
+    if r.returncode != 0:
+        raise RuntimeError('babeltrace2 failed: ' + r.stderr[-500:])
+    out = []
+    for line in r.stdout.splitlines():
+        line = re.sub(r'^\[[^]]*\] \([^)]*\) \S+ ', '', line)
+        line = re.sub(r'\{ cpu_id = \d+ \}, \{ vpid = \d+, vtid = \d+ \}, ', '', line)
+        out.append(line)
+    return out
+
+
+def case_gather(wsr, sim, sim_stock, tmp):
+    argv = ['-p', '4', '-g', '20000', '-w', '3', '-t', '10']
+    runs = []
+    for exe in (sim, sim_stock):
+        trace = os.path.join(tmp, os.path.basename(exe))
+        rc, _, err = lttrec.record(trace, [exe] + argv)
+        ok(rc == 0, '%s ran' % os.path.basename(exe), err[-500:])
+        runs.append(decoded_events(trace))
+    a, b = runs
+    kinds = sorted({line.split(':')[1] for line in a if line.startswith('wsr:')})
+    ok(len(a) > 1000 and len(a) == len(b), 'same number of events (%d, %d)' % (len(a), len(b)))
+    first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
+    ok(first is None, 'every event decodes to the same fields and values',
+       '' if first is None else 'event %d:\n  gathered: %s\n  stock:    %s' %
+       (first, a[first], b[first]))
+    want = {'init', 'g_create', 'runqput', 'g_run', 'g_stop', 'g_ready',
+            'globrunq_put', 'globrunq_get', 'steal', 'spin_start', 'spin_stop', 'p_idle',
+            'p_busy', 'm_park', 'm_unpark', 'schedtrace'}
+    ok(want <= set(kinds), 'the comparison covers strings, sequences, enums and every '
+       'integer width', 'kinds seen: %s; missing: %s' % (kinds, sorted(want - set(kinds))))
+
+
 def case_plugin(wsr, sim, plugin_dir, tmp):
     trace = os.path.join(tmp, 'trace')
     rc, _, err = lttrec.record(trace, [sim, '-p', '2', '-g', '3000', '-t', '20'])
@@ -537,6 +579,8 @@ def main():
         elif case == 'bad-input':
             case_bad_input(wsr, sim, tmp)
             case_discarded(wsr, sim, tmp)
+        elif case == 'gather':
+            case_gather(wsr, sim, sys.argv[4], tmp)
         elif case == 'plugin':
             case_plugin(wsr, sim, sys.argv[4], tmp)
         else:
