@@ -8,13 +8,15 @@
  *   - A G on a free list is G_DEAD or G_IDLE and holds no stack: a G that has
  *     not run yet costs only its struct (stacks are taken at the first run).
  *   - goids are unique, handed out in batches of 16 per P; the main G is 1.
- *   - sched.gfree is a stack of batches of exactly WSR_GFREE_MAX/2 dead Gs:
- *     each batch is a NULL-terminated list through schedlink, and batches
- *     are linked through their first G's param (unused while dead). A P
- *     moves a whole batch in or out in O(1) under gflock and never walks Gs
- *     under the lock: the Gs a spawning P takes were last written by another
- *     CPU (or long ago), and the walk missed on each of them while the
- *     freeing P waited for the lock.
+ *   - A P's free Gs are a stack of pointers (pp->gfree[0..gfreecnt-1]).
+ *     sched.gfree is a list of full batches of exactly WSR_GFREE_MAX/2
+ *     pointers (struct wsr_gbatch); sched.gbspare holds the empty ones. A P
+ *     moves a whole batch in or out under gflock, by copying pointers, and
+ *     never loads a G to do it: the Gs a spawning P takes were last written
+ *     by another CPU (or long ago), and a walk through them would miss on
+ *     each. With pointers at hand, gfget prefetches (for writing) the G it
+ *     will hand out GFREE_AHEAD spawns later, so newproc's stores to a G the
+ *     other CPU freed do not wait for its lines.
  *   - wsr_go preempts its caller (to the global queue's tail) when its put
  *     spilled into a global queue over the backlog bound (runq.c), so a
  *     spawn loop never has more than about backlog_per_p x gomaxprocs Gs
@@ -54,21 +56,29 @@ void wsr__forallg(void (*fn)(struct wsr_g *gp, void *arg), void *arg)
 			fn(&s->g[i], arg);
 }
 
+#define GFREE_AHEAD 4
+
 /* Always inlined: newproc has two copies (trace.h), and out of line the fast
  * path would pay a call. */
 static inline __attribute__((always_inline)) struct wsr_g *gfget(struct wsr_p *pp)
 {
-	struct wsr_g *gp = pp->gfree;
+	struct wsr_g *gp;
 
-	if (gp == NULL) {
+	if (pp->gfreecnt == 0) {
+		struct wsr_gbatch *b;
 		struct gslab *s = NULL;
 		int i;
 
 		wsr__lock(&wsr__sched.gflock);
-		gp = wsr__sched.gfree;
-		if (gp != NULL) {
-			wsr__sched.gfree = gp->param;
+		b = wsr__sched.gfree;
+		if (b != NULL) {
+			/* 16 lines of pointers, loaded in parallel: cheap under
+			 * the lock, unlike a walk through the Gs themselves. */
+			wsr__sched.gfree = b->next;
 			wsr__sched.ngfree -= WSR_GFREE_MAX / 2;
+			memcpy(pp->gfree, b->g, sizeof(b->g));
+			b->next = wsr__sched.gbspare;
+			wsr__sched.gbspare = b;
 		} else {
 			/* Aligned: a G's hot fields are its first cache line. */
 			s = aligned_alloc(_Alignof(struct gslab), sizeof(*s));
@@ -79,51 +89,63 @@ static inline __attribute__((always_inline)) struct wsr_g *gfget(struct wsr_p *p
 			slabs = s;
 		}
 		wsr__unlock(&wsr__sched.gflock);
-		if (gp != NULL) {
-			gp->param = NULL;
-			pp->gfree = gp;
+		if (b != NULL) {
 			pp->gfreecnt = WSR_GFREE_MAX / 2;
 		} else {
 			for (i = WSR_GSLAB - 1; i >= 0; i--) {
 				s->g[i].timeridx = -1;
-				s->g[i].schedlink = pp->gfree;
-				pp->gfree = &s->g[i];
-				pp->gfreecnt++;
+				pp->gfree[pp->gfreecnt++] = &s->g[i];
 			}
-			gp = pp->gfree;
 		}
 	}
-	pp->gfree = gp->schedlink;
-	pp->gfreecnt--;
-	gp->schedlink = NULL;
+	gp = pp->gfree[--pp->gfreecnt];
+	if (pp->gfreecnt >= GFREE_AHEAD) {
+		const char *next = (const char *)pp->gfree[pp->gfreecnt - GFREE_AHEAD];
+
+		_Static_assert(sizeof(struct wsr_g) <= 128, "two lines to prefetch");
+		__builtin_prefetch(next, 1);
+		__builtin_prefetch(next + 64, 1);
+	}
 	return gp;
 }
 
 void wsr__gfput(struct wsr_p *pp, struct wsr_g *gp)
 {
-	struct wsr_g *batch, *last;
-	int32_t i;
+	struct wsr_gbatch *b;
 
 	WSR_ASSERT(gp->stack == NULL);
-	gp->schedlink = pp->gfree;
-	pp->gfree = gp;
-	pp->gfreecnt++;
+	pp->gfree[pp->gfreecnt++] = gp;
 	if (pp->gfreecnt < WSR_GFREE_MAX)
 		return;
-	/* Move half to the global list, as one batch, so other Ps can reuse
-	 * them; the Gs are this CPU's, so cut the batch before taking the lock. */
-	batch = pp->gfree;
-	last = batch;
-	for (i = 1; i < WSR_GFREE_MAX / 2; i++)
-		last = last->schedlink;
-	pp->gfree = last->schedlink;
-	pp->gfreecnt -= WSR_GFREE_MAX / 2;
-	last->schedlink = NULL;
+	/* Move the newest half to the global list, as one batch, so other Ps
+	 * can reuse them; fill the batch outside the lock. */
 	wsr__lock(&wsr__sched.gflock);
-	batch->param = wsr__sched.gfree;
-	wsr__sched.gfree = batch;
+	b = wsr__sched.gbspare;
+	if (b != NULL)
+		wsr__sched.gbspare = b->next;
+	wsr__unlock(&wsr__sched.gflock);
+	if (b == NULL) {
+		b = malloc(sizeof(*b));
+		if (b == NULL)
+			wsr__throw("gfput: out of memory");
+	}
+	pp->gfreecnt -= WSR_GFREE_MAX / 2;
+	memcpy(b->g, &pp->gfree[pp->gfreecnt], sizeof(b->g));
+	wsr__lock(&wsr__sched.gflock);
+	b->next = wsr__sched.gfree;
+	wsr__sched.gfree = b;
 	wsr__sched.ngfree += WSR_GFREE_MAX / 2;
 	wsr__unlock(&wsr__sched.gflock);
+}
+
+static void free_batches(struct wsr_gbatch *b)
+{
+	struct wsr_gbatch *next;
+
+	for (; b != NULL; b = next) {
+		next = b->next;
+		free(b);
+	}
 }
 
 void wsr__gfree_all(void)
@@ -137,7 +159,10 @@ void wsr__gfree_all(void)
 		free(s);
 	}
 	slabs = NULL;
+	free_batches(wsr__sched.gfree);
+	free_batches(wsr__sched.gbspare);
 	wsr__sched.gfree = NULL;
+	wsr__sched.gbspare = NULL;
 	wsr__sched.ngfree = 0;
 }
 

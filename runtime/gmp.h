@@ -82,8 +82,7 @@ struct wsr_g {
 	_Alignas(64) struct wsr_ctx ctx; /* saved context; written only by the switch */
 	void *stack;		     /* mapping base (guard page first), NULL before the first run */
 	struct wsr_m *m;	     /* M running it (G_RUNNING/G_SYSCALL); owner */
-	void *param;		     /* value passed by the waker (select: the sudog); on sched.gfree,
-				      * in a batch's first G: the next batch (gflock) */
+	void *param;		     /* value passed by the waker (select: the sudog) */
 	int64_t goid;		     /* set by newproc before the G is queued; then immutable */
 	_Atomic uint32_t status;     /* enum g_status; written by the G's owner of the moment */
 	/* 1 from a park's commit until its M saved the context (park_m). */
@@ -93,7 +92,7 @@ struct wsr_g {
 	uint8_t sleeping;	     /* 1 while parked in wsr_sleep_ns; owner */
 	int32_t timeridx;	     /* index in its P's timer heap, -1 if none */
 	/* Second line: creation, first run, free lists, timers. */
-	struct wsr_g *schedlink;     /* free lists, wait lists: under their lock */
+	struct wsr_g *schedlink;     /* wait lists: under their lock */
 	size_t stack_size;	     /* usable bytes above the guard page */
 	void (*fn)(void *);	     /* entry; set at creation, read at first run */
 	void *arg;
@@ -105,6 +104,12 @@ struct wsr_g {
 #if WSR_SAN_ASAN
 	void *asan_fake_stack;	     /* ASan's fake stack handle across a switch */
 #endif
+};
+
+/* WSR_GFREE_MAX/2 dead Gs moved between a P and sched.gfree in one piece. */
+struct wsr_gbatch {
+	struct wsr_gbatch *next;
+	struct wsr_g *g[WSR_GFREE_MAX / 2];
 };
 
 struct wsr_p {
@@ -127,7 +132,9 @@ struct wsr_p {
 	/* owner sets non-NULL; anyone may CAS it to NULL (runnext steal). */
 	_Atomic(struct wsr_g *) runnext;
 
-	struct wsr_g *gfree;	     /* dead Gs; owner */
+	/* Dead Gs, a stack (top at gfreecnt - 1); owner. An array, so a spawn can
+	 * prefetch the G it will take next without loading the one it takes. */
+	struct wsr_g *gfree[WSR_GFREE_MAX];
 	int32_t gfreecnt;
 	void *stackcache[WSR_STACKCACHE_MAX]; /* free stacks of the default size; owner */
 	int32_t nstackcache;
@@ -203,7 +210,8 @@ struct wsr_sched {
 	uint32_t gqcap, gqhead, gqtail; /* see globrunq.c; sched.lock */
 	_Atomic int32_t runqsize;    /* gqtail - gqhead; written under sched.lock, read racily */
 
-	struct wsr_g *gfree;	     /* global dead Gs: batches of WSR_GFREE_MAX/2 (g.c); gflock */
+	struct wsr_gbatch *gfree;    /* global dead Gs: full batches (g.c); gflock */
+	struct wsr_gbatch *gbspare;  /* empty batches for the next spill; gflock */
 	int32_t ngfree;
 	struct wsr_lock gflock;
 

@@ -25,6 +25,7 @@ static struct wsr_g *gs;
 static void fixture_free(void)
 {
 	wsr__globrunq_free();
+	wsr__gfree_all(); /* the free-G batches; gs are not in slabs */
 	free(wsr__sched.allp);
 	wsr__sched.allp = NULL;
 	free(m0);
@@ -330,17 +331,27 @@ WSR_TEST(dead_gs_move_between_ps_in_batches)
 	for (i = 0; i < WSR_GFREE_MAX; i++)
 		wsr__gfput(p1, &gs[i]);
 	ASSERT_EQ(p1->gfreecnt, WSR_GFREE_MAX / 2);
-	ASSERT(p1->gfree == &gs[WSR_GFREE_MAX / 2 - 1]);
+	ASSERT(p1->gfree[p1->gfreecnt - 1] == &gs[WSR_GFREE_MAX / 2 - 1]);
 	ASSERT_EQ(wsr__sched.ngfree, WSR_GFREE_MAX / 2);
-	ASSERT(wsr__sched.gfree == &gs[WSR_GFREE_MAX - 1]);
+	ASSERT(wsr__sched.gfree != NULL && wsr__sched.gfree->next == NULL);
+	ASSERT(wsr__sched.gfree->g[WSR_GFREE_MAX / 2 - 1] == &gs[WSR_GFREE_MAX - 1]);
+	ASSERT(wsr__sched.gbspare == NULL);
 	/* P0 has none: its first spawn takes the whole batch and uses its
-	 * first G. */
+	 * newest G; the empty batch waits for the next spill. */
 	gp = wsr__newproc(m0, never_runs, NULL, 0);
 	ASSERT(gp == &gs[WSR_GFREE_MAX - 1]);
 	ASSERT_EQ(p0->gfreecnt, WSR_GFREE_MAX / 2 - 1);
-	ASSERT(p0->gfree == &gs[WSR_GFREE_MAX - 2]);
+	ASSERT(p0->gfree[p0->gfreecnt - 1] == &gs[WSR_GFREE_MAX - 2]);
+	ASSERT(p0->gfree[0] == &gs[WSR_GFREE_MAX / 2]);
 	ASSERT_EQ(wsr__sched.ngfree, 0);
 	ASSERT(wsr__sched.gfree == NULL);
+	ASSERT(wsr__sched.gbspare != NULL);
 	ASSERT(gp->param == NULL);
+	/* The next spill reuses that batch: no allocation. */
+	for (i = 0; i < WSR_GFREE_MAX / 2; i++)
+		wsr__gfput(p1, &gs[WSR_GFREE_MAX + i]);
+	ASSERT_EQ(wsr__sched.ngfree, WSR_GFREE_MAX / 2);
+	ASSERT(wsr__sched.gbspare == NULL);
+	ASSERT(wsr__sched.gfree->g[0] == &gs[WSR_GFREE_MAX]);
 	ASSERT_EQ(wsr__runqlen(p0) + (load_relaxed(&p0->runnext) != NULL), 1);
 }
