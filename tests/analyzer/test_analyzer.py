@@ -18,7 +18,8 @@
 #       the same simulation through the gathering probes (one ring-buffer
 #       write per event, tracepoints/wsr_tp_write.h) and through LTTng's stock
 #       probes (SIM_STOCK, built with -DWSR_TP_NO_GATHER): babeltrace2 decodes
-#       the same events with the same fields and values, every kind covered.
+#       the same events with the same fields and values; the kinds compared
+#       include a string, a sequence, both enums and every integer width.
 #   test_analyzer.py WSR SIM plugin PLUGIN_DIR
 #       babeltrace2 --plugin-path=PLUGIN_DIR -c sink.wsr.sqlite writes the
 #       same database as `wsr ingest`.
