@@ -191,34 +191,17 @@ struct wsr_m {
 	struct wsr_stats stats;	     /* owner writes (trace.h) */
 };
 
+/*
+ * Laid out by who writes what (each group starts a cache line): the fields
+ * every spawn, preemption check and schedule round reads but nobody writes
+ * after boot come first, so the lock words and counters that the Ps write
+ * all the time never evict them from another CPU's cache (at `dd972b4`,
+ * `exiting` shared a line with goidgen and gflock, and 70% of
+ * wsr__preempt_check's samples in skewed at 2 Ps were that miss).
+ */
 struct wsr_sched {
-	struct wsr_lock lock;	     /* "sched.lock": guards the fields marked below */
-
-	struct wsr_m *midle;	     /* idle Ms; sched.lock */
-	_Atomic int32_t nmidle;	     /* written under sched.lock, read racily */
-	_Atomic int32_t mcount;	     /* live Ms; written under sched.lock, read racily */
-	int32_t mnext;		     /* next M id; sched.lock */
-	int32_t nmsys;		     /* Ms that are not Ms for checkdead (none today) */
-	struct wsr_m *allm;	     /* sched.lock */
-
-	struct wsr_p *pidle;	     /* idle Ps; sched.lock */
-	_Atomic int32_t npidle;	     /* written under sched.lock, read anywhere (seq_cst) */
-	_Atomic int32_t nmspinning;  /* see the parking essay in proc.c */
-	_Atomic int32_t needspinning;
-
-	struct wsr_g **gq;	     /* global queue: a ring of gqcap Gs; sched.lock */
-	uint32_t gqcap, gqhead, gqtail; /* see globrunq.c; sched.lock */
-	_Atomic int32_t runqsize;    /* gqtail - gqhead; written under sched.lock, read racily */
-
-	struct wsr_gbatch *gfree;    /* global dead Gs: full batches (g.c); gflock */
-	struct wsr_gbatch *gbspare;  /* empty batches for the next spill; gflock */
-	int32_t ngfree;
-	struct wsr_lock gflock;
-
-	_Atomic int64_t goidgen;
-	_Atomic int32_t nsyscall;    /* Gs in wsr_syscall_enter..exit */
-
-	int32_t gomaxprocs;	     /* immutable after boot */
+	/* Read-mostly: written at boot, or once at the end (exiting, mainresult). */
+	_Alignas(64) int32_t gomaxprocs; /* immutable after boot */
 	struct wsr_p *allp;	     /* gomaxprocs Ps; immutable array after boot */
 	_Atomic int32_t exiting;     /* set when the main G returns */
 	_Atomic int32_t mainstarted;
@@ -234,6 +217,35 @@ struct wsr_sched {
 	 * otherwise queues without bound, 128 bytes per G. 0: no bound (Go). */
 	int32_t backlog_per_p;	     /* WSRDEBUG=backlog (4096) */
 	size_t stacksize;	     /* default usable stack bytes */
+
+	/* Read by wakep on every spawn; written on spin and idle transitions. */
+	_Alignas(64) _Atomic int32_t npidle; /* written under sched.lock, read anywhere (seq_cst) */
+	_Atomic int32_t nmspinning;  /* see the parking essay in proc.c */
+	_Atomic int32_t needspinning;
+
+	_Alignas(64) struct wsr_lock lock; /* "sched.lock": guards the fields marked below */
+
+	struct wsr_m *midle;	     /* idle Ms; sched.lock */
+	_Atomic int32_t nmidle;	     /* written under sched.lock, read racily */
+	_Atomic int32_t mcount;	     /* live Ms; written under sched.lock, read racily */
+	int32_t mnext;		     /* next M id; sched.lock */
+	int32_t nmsys;		     /* Ms that are not Ms for checkdead (none today) */
+	struct wsr_m *allm;	     /* sched.lock */
+
+	struct wsr_p *pidle;	     /* idle Ps; sched.lock */
+
+	struct wsr_g **gq;	     /* global queue: a ring of gqcap Gs; sched.lock */
+	uint32_t gqcap, gqhead, gqtail; /* see globrunq.c; sched.lock */
+	_Atomic int32_t runqsize;    /* gqtail - gqhead; written under sched.lock, read racily */
+
+	_Alignas(64) struct wsr_lock gflock;
+	struct wsr_gbatch *gfree;    /* global dead Gs: full batches (g.c); gflock */
+	struct wsr_gbatch *gbspare;  /* empty batches for the next spill; gflock */
+	int32_t ngfree;
+
+	/* Counters every P writes. */
+	_Alignas(64) _Atomic int64_t goidgen;
+	_Atomic int32_t nsyscall;    /* Gs in wsr_syscall_enter..exit */
 };
 
 extern struct wsr_sched wsr__sched;
