@@ -91,7 +91,7 @@ struct wsr_g {
 	uint8_t readysrc;	     /* SRC_TIMER/SRC_NETPOLL for the next g_run, else 0 */
 	uint8_t sleeping;	     /* 1 while parked in wsr_sleep_ns; owner */
 	int32_t timeridx;	     /* index in its P's timer heap, -1 if none */
-	/* Second line: creation, first run, free lists, timers. */
+	/* Second line: creation, first run, wait lists, timers. */
 	struct wsr_g *schedlink;     /* wait lists: under their lock */
 	size_t stack_size;	     /* usable bytes above the guard page */
 	void (*fn)(void *);	     /* entry; set at creation, read at first run */
