@@ -99,13 +99,8 @@ static inline __attribute__((always_inline)) struct wsr_g *gfget(struct wsr_p *p
 		}
 	}
 	gp = pp->gfree[--pp->gfreecnt];
-	if (pp->gfreecnt >= GFREE_AHEAD) {
-		const char *next = (const char *)pp->gfree[pp->gfreecnt - GFREE_AHEAD];
-
-		_Static_assert(sizeof(struct wsr_g) <= 128, "two lines to prefetch");
-		__builtin_prefetch(next, 1);
-		__builtin_prefetch(next + 64, 1);
-	}
+	if (pp->gfreecnt >= GFREE_AHEAD)
+		wsr__g_prefetch(pp->gfree[pp->gfreecnt - GFREE_AHEAD]);
 	return gp;
 }
 

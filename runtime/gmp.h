@@ -106,6 +106,21 @@ struct wsr_g {
 #endif
 };
 
+/* Starts loading both cache lines of *gp, for writing: for a G that will run
+ * (runqget) or be reused (gfget) soon and that another CPU, or nobody for a
+ * long time, touched last, so that the misses overlap the work before it
+ * instead of stalling the scheduler. A hint only; gp may be stale (a
+ * prefetch never faults). */
+static inline void wsr__g_prefetch(const struct wsr_g *gp)
+{
+	const char *b = (const char *)gp;
+
+	/* A G is two 64-byte-aligned lines. */
+	_Static_assert(sizeof(struct wsr_g) <= 128, "wsr__g_prefetch covers two lines");
+	__builtin_prefetch(b, 1);
+	__builtin_prefetch(b + 64, 1);
+}
+
 /* WSR_GFREE_MAX/2 dead Gs moved between a P and sched.gfree in one piece. */
 struct wsr_gbatch {
 	struct wsr_gbatch *next;

@@ -29,20 +29,6 @@
 /* Ring length above which runqget prefetches the next G (see there). */
 #define WSR_RUNQ_PREFETCH_MIN 8
 
-/* Starts loading every cache line of *gp, for writing: for a G that will
- * run soon and that another CPU (or nobody for a long time) touched last,
- * so that the misses overlap the work before it instead of stalling the
- * scheduler. A hint only; gp may be stale (a prefetch never faults). */
-static inline void g_prefetch(const struct wsr_g *gp)
-{
-	const char *b = (const char *)gp;
-
-	/* A G is two 64-byte-aligned lines (gmp.h). */
-	_Static_assert(sizeof(struct wsr_g) <= 128, "g_prefetch covers two lines");
-	__builtin_prefetch(b, 1);
-	__builtin_prefetch(b + 64, 1);
-}
-
 /* The runqput event a put announces (NULL for batch puts, which have none). */
 struct putev {
 	struct wsr_g *g;
@@ -232,7 +218,7 @@ struct wsr_g *wsr__runqget(struct wsr_p *pp, bool *inherit)
 			 * prefetches cost 12% of a yield. A stale slot is
 			 * harmless to prefetch. */
 			if (t - h > WSR_RUNQ_PREFETCH_MIN)
-				g_prefetch(load_relaxed(&pp->runq[(h + 1) % WSR_RUNQ_SIZE]));
+				wsr__g_prefetch(load_relaxed(&pp->runq[(h + 1) % WSR_RUNQ_SIZE]));
 			return gp;
 		}
 	}
