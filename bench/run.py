@@ -447,6 +447,35 @@ def main():
                           f'{cpu_slow(r["out"], r["in"])} | {fmt_rate(run)} | {slow(r["out"], run)} | {ev} | {fmt_rate(r["go"])} | '
                           f'{fmt_rate(r["gotrace"])} | {slow(r["go"], r["gotrace"])} |')
             md.append('')
+            # The slowdowns above are relative to each runtime's own untraced
+            # time, so a faster runtime shows a larger slowdown for the same
+            # tracer cost. The time tracing adds per operation compares the
+            # tracers themselves, from the same medians.
+            md.append('Time tracing adds per operation (from the medians above: '
+                      '1 / traced rate - 1 / untraced rate):')
+            md.append('')
+            md.append('| workload | wsr run: µs per op | wall ns per event | Go runtime/trace: µs per op | '
+                      'wsr / Go | traced throughput, wsr / Go |')
+            md.append('|---|---|---|---|---|---|')
+
+            def added_us(base, x):
+                return (1.0 / med(x) - 1.0 / med(base)) * 1e6 if base and x else None
+
+            for w in tw:
+                r = tres[w]
+                run = r.get('run', [])
+                aw, ag = added_us(r['out'], run), added_us(r['go'], r['gotrace'])
+                per_ev = '–'
+                if aw is not None and all(x['events'] != '?' for x in run):
+                    evs = statistics.median(int(x['events']) for x in run)
+                    ops = float(run[0]['ops'])
+                    per_ev = f'{aw * 1e3 * ops / evs:.0f}' if evs else '–'
+                ratio = f'{aw / ag:.2f}' if aw is not None and ag else '–'
+                tput = f'{med(run) / med(r["gotrace"]):.2f}' if run and r['gotrace'] else '–'
+                aws = '–' if aw is None else f'{aw:.3f}'
+                ags = '–' if ag is None else f'{ag:.3f}'
+                md.append(f'| {w} | {aws} | {per_ev} | {ags} | {ratio} | {tput} |')
+            md.append('')
             results['tracing'] = tres
 
         if 'rss' not in skip and 'spawn_flat' in only:
