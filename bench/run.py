@@ -470,11 +470,11 @@ def main():
                     evs = statistics.median(int(x['events']) for x in run)
                     ops = float(run[0]['ops'])
                     per_ev = f'{aw * 1e3 * ops / evs:.0f}' if evs else '–'
-                ratio = f'{aw / ag:.2f}' if aw is not None and ag else '–'
+                rel = f'{aw / ag:.2f}' if aw is not None and ag else '–'
                 tput = f'{med(run) / med(r["gotrace"]):.2f}' if run and r['gotrace'] else '–'
                 aws = '–' if aw is None else f'{aw:.3f}'
                 ags = '–' if ag is None else f'{ag:.3f}'
-                md.append(f'| {w} | {aws} | {per_ev} | {ags} | {ratio} | {tput} |')
+                md.append(f'| {w} | {aws} | {per_ev} | {ags} | {rel} | {tput} |')
             md.append('')
             results['tracing'] = tres
 
