@@ -46,6 +46,7 @@ struct ec_desc {
 	const bt_event_class *cls;
 	uint8_t ev;
 	int idx_p, idx_m, idx_g, idx_a[3], idx_extra;
+	int idx_vtid, idx_vpid; /* payload fields (wsr_tp.h), -1 in older traces */
 	int sched[SCHED_FIELDS];
 	char *name; /* full name, for EV_FOREIGN and EV_WSR_UNKNOWN */
 };
@@ -199,6 +200,12 @@ static void ec_init(struct ec_desc *e, const bt_event_class *cls)
 		e->idx_p = -1;
 	if (!is_int_class(pl, e->idx_m))
 		e->idx_m = -1;
+	e->idx_vtid = member_index(pl, "vtid");
+	e->idx_vpid = member_index(pl, "vpid");
+	if (!is_int_class(pl, e->idx_vtid))
+		e->idx_vtid = -1;
+	if (!is_int_class(pl, e->idx_vpid))
+		e->idx_vpid = -1;
 	e->idx_g = -1;
 	e->idx_extra = -1;
 	for (int k = 0; k < 3; k++)
@@ -496,6 +503,16 @@ static int decode_event(struct wsr_decoder *d, const bt_message *msg, struct wsr
 		if (e->idx_p >= 0) {
 			r.p = (int32_t)field_int(member(pl, e->idx_p));
 			r.flags |= REC_F_P;
+		}
+		/* Since the payload fields exist, they win over the context
+		 * fields of older traces (the same ids when both are there). */
+		if (e->idx_vtid >= 0) {
+			r.tid = (int32_t)field_int(member(pl, e->idx_vtid));
+			r.flags |= REC_F_TID;
+		}
+		if (e->idx_vpid >= 0) {
+			r.vpid = (int32_t)field_int(member(pl, e->idx_vpid));
+			r.flags |= REC_F_VPID;
 		}
 		if (e->idx_m >= 0) {
 			r.m = (int32_t)field_int(member(pl, e->idx_m));

@@ -2,8 +2,9 @@
  * wsr_tp.h - the LTTng-UST tracepoint provider `wsr` (public interface).
  *
  * Invariants:
- *   - Every event carries `p` (int32, -1 when the emitter holds no P) and
- *     `m` (int32, -1 for threads that are not Ms, e.g. sysmon) first.
+ *   - Every event carries `p` (int32, -1 when the emitter holds no P),
+ *     `m` (int32, -1 for threads that are not Ms, e.g. sysmon), `vtid` and
+ *     `vpid` (int32: the emitting thread and process) first.
  *   - Ids are small integers: G ids from 1, P ids 0..gomaxprocs-1, M ids from 0.
  *   - Field names, types and argument order are the catalog of
  *     docs/tracepoints.md; tests/unit diffs the two, so change both or neither.
@@ -27,6 +28,59 @@
 
 /* In the probe stage only: one ring-buffer write per event. */
 #include "wsr_tp_write.h"
+
+#if defined(LTTNG_UST_TRACEPOINT_CREATE_PROBES) && !defined(WSR_TP_IDS)
+# define WSR_TP_IDS
+/*
+ * vtid and vpid, the emitting thread's and process's ids as getpid() and
+ * gettid() give them (the ids of LTTng's vtid/vpid contexts). They are
+ * payload fields, evaluated only in the probes (this translation unit),
+ * because a context field costs about 125 instructions per event in
+ * liblttng-ust (a callback for its size, one for its value, and a write of
+ * its own) and a payload field goes into the event's one write.
+ * Concurrency: the tid cache is per thread (initial-exec TLS, no lock);
+ * the pid cache is one relaxed atomic that any thread may fill with the
+ * same value. A forked child starts with both cleared (pthread_atfork), as
+ * LTTng clears its own.
+ */
+# include <pthread.h>
+# include <sys/syscall.h>
+# include <unistd.h>
+
+static __thread int32_t wsr_tp_vtid_cache __attribute__((tls_model("initial-exec")));
+static int32_t wsr_tp_vpid_cache;
+
+static inline int32_t wsr_tp_vtid(void)
+{
+	int32_t t = wsr_tp_vtid_cache;
+
+	if (__builtin_expect(t == 0, 0))
+		wsr_tp_vtid_cache = t = (int32_t)syscall(SYS_gettid);
+	return t;
+}
+
+static inline int32_t wsr_tp_vpid(void)
+{
+	int32_t v = __atomic_load_n(&wsr_tp_vpid_cache, __ATOMIC_RELAXED);
+
+	if (__builtin_expect(v == 0, 0)) {
+		v = (int32_t)getpid();
+		__atomic_store_n(&wsr_tp_vpid_cache, v, __ATOMIC_RELAXED);
+	}
+	return v;
+}
+
+static void wsr_tp_ids_atfork_child(void)
+{
+	wsr_tp_vtid_cache = 0;
+	__atomic_store_n(&wsr_tp_vpid_cache, 0, __ATOMIC_RELAXED);
+}
+
+__attribute__((constructor)) static void wsr_tp_ids_init(void)
+{
+	pthread_atfork(NULL, NULL, wsr_tp_ids_atfork_child);
+}
+#endif
 
 #ifndef WSR_TP_SCHEDTRACE_REC
 # define WSR_TP_SCHEDTRACE_REC
@@ -78,6 +132,8 @@ LTTNG_UST_TRACEPOINT_EVENT(wsr, init,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, p, p)
 		lttng_ust_field_integer(int32_t, m, m)
+		lttng_ust_field_integer(int32_t, vtid, wsr_tp_vtid())
+		lttng_ust_field_integer(int32_t, vpid, wsr_tp_vpid())
 		lttng_ust_field_integer(int32_t, gomaxprocs, gomaxprocs)
 		lttng_ust_field_integer(int32_t, runq_size, runq_size)
 		lttng_ust_field_string(version, version)
@@ -89,6 +145,8 @@ LTTNG_UST_TRACEPOINT_EVENT(wsr, g_create,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, p, p)
 		lttng_ust_field_integer(int32_t, m, m)
+		lttng_ust_field_integer(int32_t, vtid, wsr_tp_vtid())
+		lttng_ust_field_integer(int32_t, vpid, wsr_tp_vpid())
 		lttng_ust_field_integer(int64_t, g, g)
 		lttng_ust_field_integer(int64_t, parent_g, parent_g)
 	)
@@ -100,6 +158,8 @@ LTTNG_UST_TRACEPOINT_EVENT(wsr, runqput,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, p, p)
 		lttng_ust_field_integer(int32_t, m, m)
+		lttng_ust_field_integer(int32_t, vtid, wsr_tp_vtid())
+		lttng_ust_field_integer(int32_t, vpid, wsr_tp_vpid())
 		lttng_ust_field_integer(int64_t, g, g)
 		lttng_ust_field_integer(uint8_t, next, next)
 		lttng_ust_field_integer(int64_t, kicked_g, kicked_g)
@@ -113,6 +173,8 @@ LTTNG_UST_TRACEPOINT_EVENT_CLASS(wsr, n_global,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, p, p)
 		lttng_ust_field_integer(int32_t, m, m)
+		lttng_ust_field_integer(int32_t, vtid, wsr_tp_vtid())
+		lttng_ust_field_integer(int32_t, vpid, wsr_tp_vpid())
 		lttng_ust_field_integer(uint32_t, n, n)
 		lttng_ust_field_integer(uint32_t, global_len, global_len)
 	)
@@ -127,6 +189,8 @@ LTTNG_UST_TRACEPOINT_EVENT(wsr, globrunq_put,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, p, p)
 		lttng_ust_field_integer(int32_t, m, m)
+		lttng_ust_field_integer(int32_t, vtid, wsr_tp_vtid())
+		lttng_ust_field_integer(int32_t, vpid, wsr_tp_vpid())
 		lttng_ust_field_integer(int64_t, g, g)
 		lttng_ust_field_integer(uint32_t, global_len, global_len)
 	)
@@ -137,6 +201,8 @@ LTTNG_UST_TRACEPOINT_EVENT(wsr, g_run,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, p, p)
 		lttng_ust_field_integer(int32_t, m, m)
+		lttng_ust_field_integer(int32_t, vtid, wsr_tp_vtid())
+		lttng_ust_field_integer(int32_t, vpid, wsr_tp_vpid())
 		lttng_ust_field_integer(int64_t, g, g)
 		lttng_ust_field_enum(wsr, g_source, uint8_t, source, source)
 		lttng_ust_field_integer(uint8_t, inherit, inherit)
@@ -148,6 +214,8 @@ LTTNG_UST_TRACEPOINT_EVENT(wsr, g_stop,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, p, p)
 		lttng_ust_field_integer(int32_t, m, m)
+		lttng_ust_field_integer(int32_t, vtid, wsr_tp_vtid())
+		lttng_ust_field_integer(int32_t, vpid, wsr_tp_vpid())
 		lttng_ust_field_integer(int64_t, g, g)
 		lttng_ust_field_enum(wsr, g_reason, uint8_t, reason, reason)
 	)
@@ -158,6 +226,8 @@ LTTNG_UST_TRACEPOINT_EVENT(wsr, g_ready,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, p, p)
 		lttng_ust_field_integer(int32_t, m, m)
+		lttng_ust_field_integer(int32_t, vtid, wsr_tp_vtid())
+		lttng_ust_field_integer(int32_t, vpid, wsr_tp_vpid())
 		lttng_ust_field_integer(int64_t, g, g)
 		lttng_ust_field_integer(int64_t, by_g, by_g)
 	)
@@ -168,6 +238,8 @@ LTTNG_UST_TRACEPOINT_EVENT(wsr, steal,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, p, p)
 		lttng_ust_field_integer(int32_t, m, m)
+		lttng_ust_field_integer(int32_t, vtid, wsr_tp_vtid())
+		lttng_ust_field_integer(int32_t, vpid, wsr_tp_vpid())
 		lttng_ust_field_integer(int32_t, victim, victim)
 		lttng_ust_field_integer(uint32_t, n, n)
 		lttng_ust_field_integer(uint8_t, runnext, runnext)
@@ -180,6 +252,8 @@ LTTNG_UST_TRACEPOINT_EVENT(wsr, steal_scan,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, p, p)
 		lttng_ust_field_integer(int32_t, m, m)
+		lttng_ust_field_integer(int32_t, vtid, wsr_tp_vtid())
+		lttng_ust_field_integer(int32_t, vpid, wsr_tp_vpid())
 		lttng_ust_field_integer(uint32_t, rounds, rounds)
 		lttng_ust_field_integer(uint32_t, probed, probed)
 		lttng_ust_field_integer(uint8_t, found, found)
@@ -192,6 +266,8 @@ LTTNG_UST_TRACEPOINT_EVENT_CLASS(wsr, spin,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, p, p)
 		lttng_ust_field_integer(int32_t, m, m)
+		lttng_ust_field_integer(int32_t, vtid, wsr_tp_vtid())
+		lttng_ust_field_integer(int32_t, vpid, wsr_tp_vpid())
 		lttng_ust_field_integer(int32_t, nmspinning, nmspinning)
 		lttng_ust_field_integer(uint8_t, found_work, found_work)
 	)
@@ -207,6 +283,8 @@ LTTNG_UST_TRACEPOINT_EVENT_CLASS(wsr, pidle,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, p, p)
 		lttng_ust_field_integer(int32_t, m, m)
+		lttng_ust_field_integer(int32_t, vtid, wsr_tp_vtid())
+		lttng_ust_field_integer(int32_t, vpid, wsr_tp_vpid())
 		lttng_ust_field_integer(int32_t, npidle, npidle)
 	)
 )
@@ -221,6 +299,8 @@ LTTNG_UST_TRACEPOINT_EVENT_CLASS(wsr, mpark,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, p, p)
 		lttng_ust_field_integer(int32_t, m, m)
+		lttng_ust_field_integer(int32_t, vtid, wsr_tp_vtid())
+		lttng_ust_field_integer(int32_t, vpid, wsr_tp_vpid())
 		lttng_ust_field_integer(int32_t, nmidle, nmidle)
 		lttng_ust_field_integer(int32_t, by_m, by_m)
 	)
@@ -235,6 +315,8 @@ LTTNG_UST_TRACEPOINT_EVENT(wsr, m_create,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, p, p)
 		lttng_ust_field_integer(int32_t, m, m)
+		lttng_ust_field_integer(int32_t, vtid, wsr_tp_vtid())
+		lttng_ust_field_integer(int32_t, vpid, wsr_tp_vpid())
 		lttng_ust_field_integer(int32_t, new_m, new_m)
 	)
 )
@@ -245,6 +327,8 @@ LTTNG_UST_TRACEPOINT_EVENT_CLASS(wsr, g_only,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, p, p)
 		lttng_ust_field_integer(int32_t, m, m)
+		lttng_ust_field_integer(int32_t, vtid, wsr_tp_vtid())
+		lttng_ust_field_integer(int32_t, vpid, wsr_tp_vpid())
 		lttng_ust_field_integer(int64_t, g, g)
 	)
 )
@@ -259,6 +343,8 @@ LTTNG_UST_TRACEPOINT_EVENT(wsr, syscall_exit,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, p, p)
 		lttng_ust_field_integer(int32_t, m, m)
+		lttng_ust_field_integer(int32_t, vtid, wsr_tp_vtid())
+		lttng_ust_field_integer(int32_t, vpid, wsr_tp_vpid())
 		lttng_ust_field_integer(int64_t, g, g)
 		lttng_ust_field_integer(uint8_t, fast, fast)
 	)
@@ -270,6 +356,8 @@ LTTNG_UST_TRACEPOINT_EVENT(wsr, handoff,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, p, p)
 		lttng_ust_field_integer(int32_t, m, m)
+		lttng_ust_field_integer(int32_t, vtid, wsr_tp_vtid())
+		lttng_ust_field_integer(int32_t, vpid, wsr_tp_vpid())
 		lttng_ust_field_integer(int64_t, g, g)
 		lttng_ust_field_integer(int32_t, to_m, to_m)
 	)
@@ -281,6 +369,8 @@ LTTNG_UST_TRACEPOINT_EVENT(wsr, retake,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, p, p)
 		lttng_ust_field_integer(int32_t, m, m)
+		lttng_ust_field_integer(int32_t, vtid, wsr_tp_vtid())
+		lttng_ust_field_integer(int32_t, vpid, wsr_tp_vpid())
 		lttng_ust_field_integer(int64_t, g, g)
 		lttng_ust_field_integer(int64_t, held_ns, held_ns)
 	)
@@ -292,6 +382,8 @@ LTTNG_UST_TRACEPOINT_EVENT(wsr, preempt,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, p, p)
 		lttng_ust_field_integer(int32_t, m, m)
+		lttng_ust_field_integer(int32_t, vtid, wsr_tp_vtid())
+		lttng_ust_field_integer(int32_t, vpid, wsr_tp_vpid())
 		lttng_ust_field_integer(int64_t, g, g)
 		lttng_ust_field_integer(int64_t, ran_ns, ran_ns)
 	)
@@ -302,6 +394,8 @@ LTTNG_UST_TRACEPOINT_EVENT(wsr, netpoll,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, p, p)
 		lttng_ust_field_integer(int32_t, m, m)
+		lttng_ust_field_integer(int32_t, vtid, wsr_tp_vtid())
+		lttng_ust_field_integer(int32_t, vpid, wsr_tp_vpid())
 		lttng_ust_field_integer(uint32_t, n_ready, n_ready)
 		lttng_ust_field_integer(uint8_t, blocking, blocking)
 	)
@@ -312,6 +406,8 @@ LTTNG_UST_TRACEPOINT_EVENT(wsr, schedtrace,
 	LTTNG_UST_TP_FIELDS(
 		lttng_ust_field_integer(int32_t, p, p)
 		lttng_ust_field_integer(int32_t, m, m)
+		lttng_ust_field_integer(int32_t, vtid, wsr_tp_vtid())
+		lttng_ust_field_integer(int32_t, vpid, wsr_tp_vpid())
 		lttng_ust_field_integer(int32_t, gomaxprocs, st->gomaxprocs)
 		lttng_ust_field_integer(int32_t, idleprocs, st->idleprocs)
 		lttng_ust_field_integer(int32_t, threads, st->threads)

@@ -9,7 +9,7 @@
  *      no other session at the end.
  *   2. Create a uniquely named session (wsr-PID-SECONDS-NANOS) writing to
  *      DIR, one per-UID channel "wsr" (4 MiB x 8 sub-buffers by default,
- *      blocking with --lossless), enable wsr:*, add vpid and vtid contexts.
+ *      blocking with --lossless), enable wsr:* (vtid and vpid are payload fields).
  *   3. Fork PROGRAM paused: the child blocks on a pipe before exec, so the
  *      session can track its vpid alone and start before its first event.
  *      Two concurrent `wsr run`s therefore never see each other's events.

@@ -1,6 +1,6 @@
 /*
  * record.c - drives lttng-tools for `wsr run`: session daemon, session,
- * channel, events, contexts, process tracker, start/stop/destroy.
+ * channel, events, process tracker, start/stop/destroy.
  *
  * Every step runs the `lttng` command-line tool with fork/exec and an argv
  * built here, never a shell string. The CLI was preferred to liblttng-ctl
@@ -339,10 +339,11 @@ int record_session_create(struct wsr_err *err, const char *session, const char *
 	if (lttng(err, NULL, "enable-event", "--userspace", "--session", session, "--channel",
 		  RECORD_CHANNEL, "wsr:*", NULL) != 0)
 		return -1;
-	/* cpu_id is in every packet context already (one stream per CPU). */
-	if (lttng(err, NULL, "add-context", "--userspace", "--session", session, "--channel",
-		  RECORD_CHANNEL, "--type=vpid", "--type=vtid", NULL) != 0)
-		return -1;
+	/*
+	 * No context fields: every wsr event carries vtid and vpid in its
+	 * payload (tracepoints/wsr_tp.h), at no cost beyond its one write, and
+	 * cpu_id is in every packet context (one stream per CPU).
+	 */
 	return 0;
 }
 

@@ -56,7 +56,7 @@ int record_sessiond_start(struct wsr_err *err, pid_t *pid);
  */
 int record_sessiond_stop(struct wsr_err *err, pid_t pid);
 
-/* create, enable-channel, enable-event wsr:*, add-context vpid vtid. */
+/* create, enable-channel, enable-event wsr:* (no context fields: wsr_tp.h). */
 int record_session_create(struct wsr_err *err, const char *session, const char *out_dir,
 			  const struct record_opts *opts);
 

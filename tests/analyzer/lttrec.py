@@ -14,6 +14,7 @@
 import os
 import subprocess
 import tempfile
+import time
 
 _counter = [0]
 
@@ -27,25 +28,35 @@ def lttng(*args, check=True):
 
 
 def ensure_sessiond():
-    if lttng('list', check=False).returncode == 0:
-        return
-    subprocess.run(['lttng-sessiond', '--daemonize'], check=False)
-    if lttng('list', check=False).returncode != 0:
-        raise RuntimeError('no lttng session daemon reachable')
+    # Another test may be starting the daemon (then ours fails on its lock
+    # file) or `wsr run` may be stopping the one it started (when it holds no
+    # session): try for a while before giving up.
+    for _ in range(40):
+        if lttng('list', check=False).returncode == 0:
+            return
+        subprocess.run(['lttng-sessiond', '--daemonize'], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=False)
+        time.sleep(0.25)
+    raise RuntimeError('no lttng session daemon reachable')
 
 
-def record(out_dir, argv, env=None, events='wsr:*', subbuf='4M', nsubbuf='8'):
+def record(out_dir, argv, env=None, events='wsr:*', subbuf='4M', nsubbuf='8', contexts=False):
     """Records argv into out_dir; returns (exit status, stdout, stderr)."""
     ensure_sessiond()
     _counter[0] += 1
     session = 'wsrana-%d-%d' % (os.getpid(), _counter[0])
-    lttng('create', session, '--output=' + out_dir)
+    if lttng('create', session, '--output=' + out_dir, check=False).returncode != 0:
+        ensure_sessiond()  # the daemon went away between the check and the create
+        lttng('create', session, '--output=' + out_dir)
     try:
         lttng('enable-channel', '--userspace', '--session', session, '--buffers-uid',
               '--subbuf-size=' + subbuf, '--num-subbuf=' + nsubbuf, 'c0')
         lttng('enable-event', '--userspace', '--session', session, '--channel', 'c0', events)
-        lttng('add-context', '--userspace', '--session', session, '--channel', 'c0',
-              '-t', 'vpid', '-t', 'vtid')
+        if contexts:
+            # The ids are payload fields (tracepoints/wsr_tp.h); the same ids
+            # as LTTng contexts as well, as an older recipe would add them.
+            lttng('add-context', '--userspace', '--session', session, '--channel', 'c0',
+                  '-t', 'vpid', '-t', 'vtid')
         full_env = dict(os.environ)
         if env:
             full_env.update(env)

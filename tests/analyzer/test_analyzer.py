@@ -321,6 +321,11 @@ def case_sim(wsr, sim, tmp):
     check_schedtrace(db, 1.0, 'sim')
     spills = db.execute('SELECT count(*) FROM spills').fetchone()[0]
     ok(spills == stats['runq_spill'], 'spills table rows == runq_spill', spills)
+    # vtid and vpid are payload fields (no context fields in this recording).
+    ids = db.execute('SELECT count(*), count(tid), count(DISTINCT vpid), min(tid) > 0, '
+                     "(SELECT value FROM meta WHERE key = 'vpid') FROM events").fetchone()
+    ok(ids[0] == ids[1] and ids[2] == 1 and ids[3] == 1 and ids[4] not in (None, ''),
+       'every event has its tid and the one vpid, and meta names it', ids)
     db.close()
     check_report(wsr, dbpath, tmp)
     # The same trace ingested twice gives the same database content.
@@ -516,10 +521,24 @@ def decoded_events(trace):
     if r.returncode != 0:
         raise RuntimeError('babeltrace2 failed: ' + r.stderr[-500:])
     out = []
+    vpids, ok_ids = set(), True
     for line in r.stdout.splitlines():
         line = re.sub(r'^\[[^]]*\] \([^)]*\) \S+ ', '', line)
-        line = re.sub(r'\{ cpu_id = \d+ \}, \{ vpid = \d+, vtid = \d+ \}, ', '', line)
+        line = re.sub(r'\{ cpu_id = \d+ \}, ', '', line)
+        # The two programs are two processes: their ids differ, nothing else may.
+        ids = re.search(r'vtid = (\d+), vpid = (\d+)', line)
+        if ids is not None:
+            vpids.add(int(ids.group(2)))
+            ok_ids = ok_ids and int(ids.group(1)) > 0
+            # init comes from the main thread, whose tid is the pid.
+            if line.startswith('wsr:init:'):
+                ok_ids = ok_ids and ids.group(1) == ids.group(2)
+        line = re.sub(r'vtid = \d+, vpid = \d+', 'vtid = T, vpid = P', line)
         out.append(line)
+    ok(ok_ids and len(vpids) == 1 and min(vpids) > 0,
+       '%s: every event carries a vtid and the one vpid, init the main thread\'s'
+       % os.path.basename(trace),
+       'vpids: %s' % sorted(vpids))
     return out
 
 
@@ -547,7 +566,10 @@ def case_gather(wsr, sim, sim_stock, tmp):
 
 def case_plugin(wsr, sim, plugin_dir, tmp):
     trace = os.path.join(tmp, 'trace')
-    rc, _, err = lttrec.record(trace, [sim, '-p', '2', '-g', '3000', '-t', '20'])
+    # With LTTng's vpid/vtid contexts as well as the payload fields, as an
+    # older recipe records: both readers must give the same rows.
+    rc, _, err = lttrec.record(trace, [sim, '-p', '2', '-g', '3000', '-t', '20'],
+                               contexts=True)
     ok(rc == 0, 'sim-emitter ran', err[-300:])
     a = os.path.join(tmp, 'ingest.db')
     b = os.path.join(tmp, 'plugin.db')

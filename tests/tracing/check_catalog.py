@@ -5,12 +5,17 @@
 #
 # Checks, each failure printed (exit 1 if any):
 #   - the same events in the header and in the page's table;
-#   - per event, p and m first, then the page's field names in the header's
-#     order, and the type wherever the page states one (int32, uint8, ...);
+#   - per event, p, m, vtid and vpid first (int32 each), then the page's field
+#     names in the header's order, and the type wherever the page states one
+#     (int32, uint8, ...);
 #   - the g_source and g_reason enumerations: same labels, same values;
 #   - the `wsr stats:` line on the page has a key for every event.
 import re
 import sys
+
+# The fields every event starts with; the page's table lists the ones after.
+COMMON = ['p', 'm', 'vtid', 'vpid']
+NCOMMON = len(COMMON)
 
 TYPES = {'int32': 'int32_t', 'int64': 'int64_t', 'uint8': 'uint8_t', 'uint32': 'uint32_t',
          'string': 'string'}
@@ -115,14 +120,14 @@ def main(argv):
         errors.append('event %s is on the page but not in the header' % ev)
     for ev in sorted(set(h_events) & set(p_events)):
         hf = h_events[ev]
-        if [n for n, _ in hf[:2]] != ['p', 'm'] or hf[0][1] != 'int32_t' or hf[1][1] != 'int32_t':
-            errors.append('%s: the header does not start with int32 p, int32 m' % ev)
-        hnames = [n for n, _ in hf[2:]]
+        if hf[:NCOMMON] != [(n, 'int32_t') for n in COMMON]:
+            errors.append('%s: the header does not start with int32 %s' % (ev, ', int32 '.join(COMMON)))
+        hnames = [n for n, _ in hf[NCOMMON:]]
         pnames = [n for n, _ in p_events[ev]]
         if hnames != pnames:
             errors.append('%s: header fields %s, page fields %s' % (ev, hnames, pnames))
             continue
-        for (name, htype), (_, ptype) in zip(hf[2:], p_events[ev]):
+        for (name, htype), (_, ptype) in zip(hf[NCOMMON:], p_events[ev]):
             if ptype in TYPES and TYPES[ptype] != htype:
                 errors.append('%s.%s: header type %s, page says %s' % (ev, name, htype, ptype))
     for en in sorted(set(h_enums) | set(p_enums)):
