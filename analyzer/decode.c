@@ -504,8 +504,8 @@ static int decode_event(struct wsr_decoder *d, const bt_message *msg, struct wsr
 			r.p = (int32_t)field_int(member(pl, e->idx_p));
 			r.flags |= REC_F_P;
 		}
-		/* Since the payload fields exist, they win over the context
-		 * fields of older traces (the same ids when both are there). */
+		/* The payload ids (wsr_tp.h since 94a0303) win over context
+		 * fields a session may add too: they hold the same values. */
 		if (e->idx_vtid >= 0) {
 			r.tid = (int32_t)field_int(member(pl, e->idx_vtid));
 			r.flags |= REC_F_TID;

@@ -32,8 +32,8 @@
 #if defined(LTTNG_UST_TRACEPOINT_CREATE_PROBES) && !defined(WSR_TP_IDS)
 # define WSR_TP_IDS
 /*
- * vtid and vpid, the emitting thread's and process's ids as getpid() and
- * gettid() give them (the ids of LTTng's vtid/vpid contexts). They are
+ * vtid and vpid, the emitting thread's and process's ids as gettid() and
+ * getpid() give them (the ids of LTTng's vtid/vpid contexts). They are
  * payload fields, evaluated only in the probes (this translation unit),
  * because a context field costs about 125 instructions per event in
  * liblttng-ust (a callback for its size, one for its value, and a write of

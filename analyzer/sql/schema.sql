@@ -47,8 +47,8 @@ CREATE TABLE events (
   ts    INTEGER NOT NULL,
   name  TEXT NOT NULL,      -- event name without the "wsr:" provider prefix
   cpu   INTEGER,            -- cpu_id context field (NULL if not recorded)
-  tid   INTEGER,            -- vtid context field
-  vpid  INTEGER,            -- vpid context field
+  tid   INTEGER,            -- vtid field (payload; the context field in older traces)
+  vpid  INTEGER,            -- vpid field (payload; the context field in older traces)
   p     INTEGER,            -- -1: the emitter held no P
   m     INTEGER,            -- -1: not emitted by an M (sysmon, monitor)
   g     INTEGER,            -- the G the event is about (NULL if none)
