@@ -466,8 +466,10 @@ def main():
                 run = r.get('run', [])
                 aw, ag = added_us(r['out'], run), added_us(r['go'], r['gotrace'])
                 per_ev = '–'
-                if aw is not None and all(x['events'] != '?' for x in run):
-                    evs = statistics.median(int(x['events']) for x in run)
+                if aw is not None and all(x['events'] != '?' and x['discarded'] != '?'
+                                          for x in run):
+                    # Emitted events: a discarded one cost its probe too.
+                    evs = statistics.median(int(x['events']) + int(x['discarded']) for x in run)
                     ops = float(run[0]['ops'])
                     per_ev = f'{aw * 1e3 * ops / evs:.0f}' if evs else '–'
                 rel = f'{aw / ag:.2f}' if aw is not None and ag else '–'

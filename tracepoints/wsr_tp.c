@@ -9,6 +9,11 @@
  *     them, and it reads their state without the GOT.
  * Concurrency: none of its own; LTTng-UST registers the probes at load time.
  */
+/* The probes' vtid reads syscall(SYS_gettid) (wsr_tp.h): declared by
+ * <unistd.h> with _GNU_SOURCE or _DEFAULT_SOURCE only. */
+#ifndef _GNU_SOURCE
+# define _GNU_SOURCE 1
+#endif
 #define LTTNG_UST_TRACEPOINT_CREATE_PROBES
 #define LTTNG_UST_TRACEPOINT_DEFINE
 #define LTTNG_UST_TRACEPOINT_HIDDEN_DEFINITION

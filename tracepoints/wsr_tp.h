@@ -41,7 +41,9 @@
  * Concurrency: the tid cache is per thread (initial-exec TLS, no lock);
  * the pid cache is one relaxed atomic that any thread may fill with the
  * same value. A forked child starts with both cleared (pthread_atfork), as
- * LTTng clears its own.
+ * LTTng clears its own. The probe translation unit needs syscall() declared:
+ * compile it with _GNU_SOURCE or _DEFAULT_SOURCE (gnu11 has the latter;
+ * wsr_tp.c defines the former).
  */
 # include <pthread.h>
 # include <sys/syscall.h>
