@@ -211,6 +211,11 @@ async function main() {
     const zoomMs = await page.evaluate(() => window.__wsr.lastZoomMs);
     console.log(`# zoom drawn ${zoomMs.toFixed(0)} ms after the wheel`);
 
+    // The wheel events may end after the first fetch: wait (bounded) until the
+    // fetch for the final range has drawn single-G runs; until then the canvas
+    // shows the previous, coarser window's data, merged runs only.
+    await waitFor(page, () => window.__wsr.slices.some((b) => b.w >= 3), undefined, 10000)
+      .catch(() => {});
     // Click the widest G slice on screen.
     const slice = await page.evaluate(() => {
       const s = window.__wsr.slices.filter((b) => b.w >= 3);
