@@ -461,6 +461,10 @@ def main():
             def added_us(base, x):
                 return (1.0 / med(x) - 1.0 / med(base)) * 1e6 if base and x else None
 
+            def failed_or(v, *cells):
+                # A cell whose program failed says so, as in the table above.
+                return 'failed' if any(isinstance(c, Failed) for c in cells) else v
+
             for w in tw:
                 r = tres[w]
                 run = r.get('run', [])
@@ -474,8 +478,11 @@ def main():
                     per_ev = f'{aw * 1e3 * ops / evs:.0f}' if evs else '–'
                 rel = f'{aw / ag:.2f}' if aw is not None and ag else '–'
                 tput = f'{med(run) / med(r["gotrace"]):.2f}' if run and r['gotrace'] else '–'
-                aws = '–' if aw is None else f'{aw:.3f}'
-                ags = '–' if ag is None else f'{ag:.3f}'
+                aws = failed_or('–' if aw is None else f'{aw:.3f}', r['out'], run)
+                ags = failed_or('–' if ag is None else f'{ag:.3f}', r['go'], r['gotrace'])
+                per_ev = failed_or(per_ev, r['out'], run)
+                rel = failed_or(rel, r['out'], run, r['go'], r['gotrace'])
+                tput = failed_or(tput, run, r['gotrace'])
                 md.append(f'| {w} | {aws} | {per_ev} | {ags} | {rel} | {tput} |')
             md.append('')
             results['tracing'] = tres
