@@ -160,6 +160,14 @@ static int is_int_class(const bt_field_class *st, int idx)
 	return bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_INTEGER);
 }
 
+/* The index of integer member NAME of structure class ST, or -1. */
+static int int_member_index(const bt_field_class *st, const char *name)
+{
+	int idx = member_index(st, name);
+
+	return is_int_class(st, idx) ? idx : -1;
+}
+
 static struct ec_desc *ec_lookup(struct wsr_decoder *d, const bt_event_class *cls)
 {
 	size_t h = ((uintptr_t)cls >> 4) % DEC_EC_SLOTS;
@@ -194,18 +202,10 @@ static void ec_init(struct ec_desc *e, const bt_event_class *cls)
 				e->ev = (uint8_t)i;
 	}
 	e->name = strdup(name);
-	e->idx_p = member_index(pl, "p");
-	e->idx_m = member_index(pl, "m");
-	if (!is_int_class(pl, e->idx_p))
-		e->idx_p = -1;
-	if (!is_int_class(pl, e->idx_m))
-		e->idx_m = -1;
-	e->idx_vtid = member_index(pl, "vtid");
-	e->idx_vpid = member_index(pl, "vpid");
-	if (!is_int_class(pl, e->idx_vtid))
-		e->idx_vtid = -1;
-	if (!is_int_class(pl, e->idx_vpid))
-		e->idx_vpid = -1;
+	e->idx_p = int_member_index(pl, "p");
+	e->idx_m = int_member_index(pl, "m");
+	e->idx_vtid = int_member_index(pl, "vtid");
+	e->idx_vpid = int_member_index(pl, "vpid");
 	e->idx_g = -1;
 	e->idx_extra = -1;
 	for (int k = 0; k < 3; k++)
@@ -215,11 +215,11 @@ static void ec_init(struct ec_desc *e, const bt_event_class *cls)
 	if (e->ev >= EV_COUNT)
 		return;
 	const struct wsr_catalog_entry *c = &wsr_catalog[e->ev];
-	if (c->g != NULL && is_int_class(pl, member_index(pl, c->g)))
-		e->idx_g = member_index(pl, c->g);
+	if (c->g != NULL)
+		e->idx_g = int_member_index(pl, c->g);
 	for (int k = 0; k < 3; k++)
-		if (c->a[k] != NULL && is_int_class(pl, member_index(pl, c->a[k])))
-			e->idx_a[k] = member_index(pl, c->a[k]);
+		if (c->a[k] != NULL)
+			e->idx_a[k] = int_member_index(pl, c->a[k]);
 	if (c->extra == 1)
 		e->idx_extra = member_index(pl, "version");
 	if (c->extra == 2)
@@ -241,6 +241,19 @@ static inline const bt_field *member(const bt_field *st, int idx)
 	return bt_field_structure_borrow_member_field_by_index_const(st, (uint64_t)idx);
 }
 
+/* vtid and vpid from members idx_vtid and idx_vpid of structure st (-1: absent). */
+static void rec_ids(struct wsr_rec *r, const bt_field *st, int idx_vtid, int idx_vpid)
+{
+	if (idx_vtid >= 0) {
+		r->tid = (int32_t)field_int(member(st, idx_vtid));
+		r->flags |= REC_F_TID;
+	}
+	if (idx_vpid >= 0) {
+		r->vpid = (int32_t)field_int(member(st, idx_vpid));
+		r->flags |= REC_F_VPID;
+	}
+}
+
 static struct sc_desc *sc_get(struct wsr_decoder *d, const bt_stream_class *sc)
 {
 	for (int i = 0; i < d->n_sc; i++)
@@ -252,12 +265,8 @@ static struct sc_desc *sc_get(struct wsr_decoder *d, const bt_stream_class *sc)
 	const bt_field_class *cc =
 		bt_stream_class_borrow_event_common_context_field_class_const(sc);
 	s->cls = sc;
-	s->idx_vtid = member_index(cc, "vtid");
-	s->idx_vpid = member_index(cc, "vpid");
-	if (!is_int_class(cc, s->idx_vtid))
-		s->idx_vtid = -1;
-	if (!is_int_class(cc, s->idx_vpid))
-		s->idx_vpid = -1;
+	s->idx_vtid = int_member_index(cc, "vtid");
+	s->idx_vpid = int_member_index(cc, "vpid");
 	return s;
 }
 
@@ -483,19 +492,15 @@ static int decode_event(struct wsr_decoder *d, const bt_message *msg, struct wsr
 		r.flags |= REC_F_CPU;
 	}
 
+	/* The ids: payload fields (wsr_tp.h since 94a0303), or the context
+	 * fields of older traces; a session may add both, with the same values. */
 	struct sc_desc *scd = d->streams[si].scd;
-	if (scd != NULL && (scd->idx_vtid >= 0 || scd->idx_vpid >= 0)) {
+	int ctx_vtid = scd != NULL && e->idx_vtid < 0 ? scd->idx_vtid : -1;
+	int ctx_vpid = scd != NULL && e->idx_vpid < 0 ? scd->idx_vpid : -1;
+	if (ctx_vtid >= 0 || ctx_vpid >= 0) {
 		const bt_field *cc = bt_event_borrow_common_context_field_const(ev);
-		if (cc != NULL) {
-			if (scd->idx_vtid >= 0) {
-				r.tid = (int32_t)field_int(member(cc, scd->idx_vtid));
-				r.flags |= REC_F_TID;
-			}
-			if (scd->idx_vpid >= 0) {
-				r.vpid = (int32_t)field_int(member(cc, scd->idx_vpid));
-				r.flags |= REC_F_VPID;
-			}
-		}
+		if (cc != NULL)
+			rec_ids(&r, cc, ctx_vtid, ctx_vpid);
 	}
 
 	const bt_field *pl = bt_event_borrow_payload_field_const(ev);
@@ -504,16 +509,7 @@ static int decode_event(struct wsr_decoder *d, const bt_message *msg, struct wsr
 			r.p = (int32_t)field_int(member(pl, e->idx_p));
 			r.flags |= REC_F_P;
 		}
-		/* The payload ids (wsr_tp.h since 94a0303) win over context
-		 * fields a session may add too: they hold the same values. */
-		if (e->idx_vtid >= 0) {
-			r.tid = (int32_t)field_int(member(pl, e->idx_vtid));
-			r.flags |= REC_F_TID;
-		}
-		if (e->idx_vpid >= 0) {
-			r.vpid = (int32_t)field_int(member(pl, e->idx_vpid));
-			r.flags |= REC_F_VPID;
-		}
+		rec_ids(&r, pl, e->idx_vtid, e->idx_vpid);
 		if (e->idx_m >= 0) {
 			r.m = (int32_t)field_int(member(pl, e->idx_m));
 			r.flags |= REC_F_M;
