@@ -41,7 +41,6 @@ int wsr__debug_stats, wsr__debug_scheddetail;
 int64_t wsr__debug_schedtrace_ms;
 int wsr__chaos_enabled;
 uint64_t wsr__chaos_seed;
-static int64_t tracestart;
 
 static bool parse_size(const char *v, size_t *out)
 {
@@ -87,7 +86,6 @@ void wsr__debug_init(void)
 	wsr__debug_scheddetail = 0;
 	wsr__debug_schedtrace_ms = 0;
 	wsr__chaos_enabled = 0;
-	tracestart = 0;
 	wsr__sched.globalcheck = 61;
 	wsr__sched.stealrounds = 4;
 	wsr__sched.runnextpause_us = 3;
@@ -201,11 +199,17 @@ static void dump_g(struct wsr_g *gp, void *arg)
 	fputs(" lockedm=nil\n", d->f);
 }
 
-/* Reads the counters of one schedtrace; caller holds sched.lock. */
-static void schedtrace_read(struct wsr_tp_schedtrace *st, uint32_t *runq)
+/* Reads the counters of one schedtrace; caller holds sched.lock. The
+ * per-P reads race with the Ps' owners and thieves (as in Go), so each P's
+ * loads are bracketed by read_ts (wsr_tp_schedtrace.h): the analyzer
+ * compares P i with its reconstruction at the time P i was read, not at the
+ * event's, and names the events that raced with the loads. */
+static void schedtrace_read(struct wsr_tp_schedtrace *st, uint32_t *runq, uint32_t *ticks,
+			    int64_t *read_ts)
 {
 	int32_t i;
 
+	read_ts[0] = wsr__nanotime(); /* brackets the global counts with P0 */
 	st->gomaxprocs = wsr__sched.gomaxprocs;
 	st->idleprocs = load_seq(&wsr__sched.npidle);
 	st->threads = load_relaxed(&wsr__sched.mcount);
@@ -213,9 +217,15 @@ static void schedtrace_read(struct wsr_tp_schedtrace *st, uint32_t *runq)
 	st->needspinning = load_seq(&wsr__sched.needspinning);
 	st->idlethreads = load_relaxed(&wsr__sched.nmidle);
 	st->runqueue = load_relaxed(&wsr__sched.runqsize);
-	for (i = 0; i < wsr__sched.gomaxprocs; i++)
+	for (i = 0; i < wsr__sched.gomaxprocs; i++) {
+		if (i > 0)
+			read_ts[i] = wsr__nanotime();
 		runq[i] = wsr__runqlen(&wsr__sched.allp[i]);
+		ticks[i] = load_relaxed(&wsr__sched.allp[i].schedtick);
+	}
 	st->runq = runq;
+	st->schedtick = ticks;
+	st->read_ts = read_ts;
 }
 
 /* Prints one schedtrace (and scheddetail) block from what schedtrace_read saw;
@@ -226,12 +236,12 @@ static void schedtrace_print(FILE *f, bool detailed, const struct wsr_tp_schedtr
 	int32_t i;
 	struct wsr_m *mp;
 
-	if (tracestart == 0)
-		tracestart = now;
+	/* As Go's: milliseconds since the runtime started (wsr_main), the
+	 * instant of the trace's init event, which `wsr report` counts from. */
 	fprintf(f,
 		"SCHED %lldms: gomaxprocs=%d idleprocs=%d threads=%d spinningthreads=%d "
 		"needspinning=%d idlethreads=%d runqueue=%d",
-		(long long)((now - tracestart) / 1000000), st->gomaxprocs, st->idleprocs,
+		(long long)((now - wsr__sched.starttime) / 1000000), st->gomaxprocs, st->idleprocs,
 		st->threads, st->spinning, st->needspinning, st->idlethreads, st->runqueue);
 	if (detailed) {
 		fprintf(f, " gcwaiting=false nmidlelocked=0 stopwait=0 sysmonwait=false\n");
@@ -242,7 +252,7 @@ static void schedtrace_print(FILE *f, bool detailed, const struct wsr_tp_schedtr
 			struct wsr_m *owner = s == P_RUNNING ? pp->m : NULL;
 
 			fprintf(f, "  P%d: status=%u schedtick=%u syscalltick=%u m=", i, s,
-				load_relaxed(&pp->schedtick), load_relaxed(&pp->syscalltick));
+				st->schedtick[i], load_relaxed(&pp->syscalltick));
 			if (owner != NULL)
 				fprintf(f, "%d", owner->id);
 			else
@@ -287,7 +297,7 @@ static void schedtrace_print(FILE *f, bool detailed, const struct wsr_tp_schedtr
 		}
 		fputs(" schedticks=[ ", f);
 		for (i = 0; i < wsr__sched.gomaxprocs; i++)
-			fprintf(f, "%u ", load_relaxed(&wsr__sched.allp[i].schedtick));
+			fprintf(f, "%u ", st->schedtick[i]);
 		fputs("]\n", f);
 	}
 	fflush(f);
@@ -295,27 +305,37 @@ static void schedtrace_print(FILE *f, bool detailed, const struct wsr_tp_schedtr
 
 void wsr__schedtrace(bool detailed)
 {
-	uint32_t stackq[64];
-	uint32_t *runq = stackq;
+	uint32_t stackq[64], stackt[64];
+	int64_t stackr[64];
+	uint32_t *runq = stackq, *ticks = stackt;
+	int64_t *read_ts = stackr;
 	struct wsr_tp_schedtrace st;
 	int64_t now;
 
 	if (wsr__sched.gomaxprocs > 64) {
-		runq = calloc((size_t)wsr__sched.gomaxprocs, sizeof(uint32_t));
-		if (runq == NULL)
-			return;
+		size_t n = (size_t)wsr__sched.gomaxprocs;
+
+		runq = calloc(n, sizeof(uint32_t));
+		ticks = calloc(n, sizeof(uint32_t));
+		read_ts = calloc(n, sizeof(int64_t));
+		if (runq == NULL || ticks == NULL || read_ts == NULL)
+			goto out;
 	}
 	/* Like Go, under sched.lock: the idle lists and the global queue are still. */
 	wsr__lock(&wsr__sched.lock);
 	now = wsr__nanotime();
-	schedtrace_read(&st, runq);
+	schedtrace_read(&st, runq, ticks, read_ts);
 	/* The event first, right after the reads: its timestamp is then as close
 	 * as can be to the snapshot the analyzer cross-checks it against. */
 	WSR_TRACE(schedtrace, &wsr__sysmon_stats, -1, -1, &st);
 	schedtrace_print(stderr, detailed, &st, runq, now);
 	wsr__unlock(&wsr__sched.lock);
-	if (runq != stackq)
+out:
+	if (runq != stackq) {
 		free(runq);
+		free(ticks);
+		free(read_ts);
+	}
 }
 
 /* ---- stats ---- */

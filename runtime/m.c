@@ -9,7 +9,8 @@
  *   - An M on sched.midle is parked in stopm (blocked == true) and holds no P.
  *   - mcount counts M threads that have not exited; M0 is the wsr_main thread.
  * Concurrency: midle, nmidle, mcount, mnext and allm under sched.lock.
- * Tracepoints: m_create.
+ * Tracepoints: none (m_create is emitted by startm_locked, under sched.lock,
+ *   right after allocm, so it precedes every event that names the new M).
  */
 #include "config.h"
 
@@ -104,13 +105,11 @@ static void *mstart(void *arg)
 	return NULL;
 }
 
-void wsr__newm_start(struct wsr_m *creator, struct wsr_m *mp)
+void wsr__newm_start(struct wsr_m *mp)
 {
 	pthread_attr_t attr;
 	int rc;
 
-	WSR_TRACE(m_create, wsr__stats_of(creator), p_id(creator != NULL ? creator->p : NULL),
-		  m_id(creator), mp->id);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 1 << 20);
 	rc = pthread_create(&mp->thread, &attr, mstart, mp);

@@ -203,7 +203,8 @@ static struct wsr_p *pidlegetspinning(struct wsr_m *mp)
  * to a new M when none is idle. With spinning, the caller counted that M in
  * nmspinning under this same lock hold, and spin_start is emitted here, on
  * the M's behalf, so the event sits where the counter changed (schedtrace
- * snapshots, taken under the lock, then agree with the trace). Returns the
+ * snapshots, taken under the lock, then agree with the trace): that event's
+ * vtid is the caller's, not the new M's. Returns the
  * M's id, or -1 when the runtime is exiting (the P and the count go back). */
 static int32_t startm_locked(struct wsr_m *caller, struct wsr_p *pp, bool spinning)
 {
@@ -223,6 +224,9 @@ static int32_t startm_locked(struct wsr_m *caller, struct wsr_p *pp, bool spinni
 		}
 		nmp = wsr__allocm();
 		fresh = true;
+		/* Before the spin_start below names the new M. */
+		WSR_TRACE(m_create, wsr__stats_of(caller), p_id(caller != NULL ? caller->p : NULL),
+			  m_id(caller), nmp->id);
 	}
 	WSR_ASSERT(!nmp->spinning && nmp->nextp == NULL);
 	nmp->spinning = spinning;
@@ -233,7 +237,7 @@ static int32_t startm_locked(struct wsr_m *caller, struct wsr_p *pp, bool spinni
 			  load_seq(&wsr__sched.nmspinning), 0);
 	wsr__unlock(&wsr__sched.lock);
 	if (fresh) {
-		wsr__newm_start(caller, nmp);
+		wsr__newm_start(nmp);
 	} else {
 		/* Chaos draws from the caller's own PRNG (sysmon has none; nmp's
 		 * belongs to nmp, which may still be on its way into notesleep). */

@@ -45,7 +45,7 @@ void wsr__checkdead(void);
 
 /* m.c: threads. */
 /* Starts the thread of mp, allocated (nextp, spinning set) under sched.lock. */
-void wsr__newm_start(struct wsr_m *creator, struct wsr_m *mp);
+void wsr__newm_start(struct wsr_m *mp);
 struct wsr_m *wsr__mget(void);		  /* caller holds sched.lock */
 void wsr__mput(struct wsr_m *mp);	  /* caller holds sched.lock */
 struct wsr_m *wsr__allocm(void);	  /* caller holds sched.lock */

@@ -120,19 +120,7 @@ WSR_TP_COLD void wsr__tp_schedtrace(int32_t p, int32_t m, const struct wsr_tp_sc
 			wsr__tp_##ev(__VA_ARGS__);                                                 \
 	} while (0)
 #else
-# ifndef WSR_TP_SCHEDTRACE_REC
-#  define WSR_TP_SCHEDTRACE_REC
-struct wsr_tp_schedtrace {
-	int32_t gomaxprocs;
-	int32_t idleprocs;
-	int32_t threads;
-	int32_t spinning;
-	int32_t needspinning;
-	int32_t idlethreads;
-	int32_t runqueue;
-	const uint32_t *runq;
-};
-# endif
+# include "wsr_tp_schedtrace.h"
 static inline void wsr__trace_args(int dummy, ...)
 {
 	(void)dummy;

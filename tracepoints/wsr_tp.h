@@ -84,20 +84,7 @@ __attribute__((constructor)) static void wsr_tp_ids_init(void)
 }
 #endif
 
-#ifndef WSR_TP_SCHEDTRACE_REC
-# define WSR_TP_SCHEDTRACE_REC
-/* The runtime's own counters, read racily (as Go does), for one schedtrace. */
-struct wsr_tp_schedtrace {
-	int32_t gomaxprocs;
-	int32_t idleprocs;
-	int32_t threads;
-	int32_t spinning;
-	int32_t needspinning;
-	int32_t idlethreads;
-	int32_t runqueue;
-	const uint32_t *runq; /* gomaxprocs entries: ring length, runnext excluded */
-};
-#endif
+#include "wsr_tp_schedtrace.h"
 
 /* Where the G that starts running was taken from. */
 LTTNG_UST_TRACEPOINT_ENUM(wsr, g_source,
@@ -418,6 +405,8 @@ LTTNG_UST_TRACEPOINT_EVENT(wsr, schedtrace,
 		lttng_ust_field_integer(int32_t, idlethreads, st->idlethreads)
 		lttng_ust_field_integer(int32_t, runqueue, st->runqueue)
 		lttng_ust_field_sequence(uint32_t, runq, st->runq, uint32_t, st->gomaxprocs)
+		lttng_ust_field_sequence(uint32_t, schedticks, st->schedtick, uint32_t, st->gomaxprocs)
+		lttng_ust_field_sequence(int64_t, read_ts, st->read_ts, uint32_t, st->gomaxprocs)
 	)
 )
 

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "wsr_tp.h"
 
@@ -79,6 +80,7 @@ struct p {
 	int m;       /* holder, -1 if none */
 	int idle;
 	long tick;
+	uint32_t schedtick; /* as the runtime's: runs that do not inherit a slice */
 };
 
 struct m {
@@ -139,12 +141,19 @@ static int64_t glob_pop(void)
 
 static void schedtrace(void)
 {
-	uint32_t runq[MAXP];
-	struct wsr_tp_schedtrace st = {np,  npidle, nm, nmspinning, 0, nmidle, (int32_t)glob_len,
-				       runq};
+	uint32_t runq[MAXP], ticks[MAXP];
+	int64_t read_ts[MAXP];
+	struct wsr_tp_schedtrace st = {np,     npidle, nm,   nmspinning, 0, nmidle, (int32_t)glob_len,
+				       runq,   ticks,  read_ts};
 
-	for (int i = 0; i < np; i++)
+	for (int i = 0; i < np; i++) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		read_ts[i] = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 		runq[i] = qlen(i);
+		ticks[i] = P[i].schedtick;
+	}
 	lttng_ust_tracepoint(wsr, schedtrace, -1, -1, &st);
 	cnt[C_SCHEDTRACE]++;
 }
@@ -225,6 +234,8 @@ static void run(int p, int64_t g, int source)
 {
 	P[p].cur = g;
 	P[p].tick++;
+	if (source != 0)
+		P[p].schedtick++;
 	lttng_ust_tracepoint(wsr, g_run, p, P[p].m, g, (uint8_t)source, source == 0);
 	cnt[C_G_RUN]++;
 }
