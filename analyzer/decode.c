@@ -35,11 +35,12 @@
 
 #define DEC_MAX_STREAMS 4096
 #define DEC_EC_SLOTS    1024
-#define SCHED_FIELDS    8
+#define SCHED_FIELDS    10
+#define SCHED_READ_TS   9 /* read_ts: trace-clock values, stored as ns from origin */
 
 static const char *const sched_field_names[SCHED_FIELDS] = {
-	"gomaxprocs",   "idleprocs",   "threads",  "spinningthreads",
-	"needspinning", "idlethreads", "runqueue", "runq",
+	"gomaxprocs",  "idleprocs", "threads", "spinningthreads", "needspinning",
+	"idlethreads", "runqueue",  "runq",    "schedticks",      "read_ts",
 };
 
 struct ec_desc {
@@ -363,6 +364,43 @@ static void json_field(char *buf, size_t size, size_t *offp, const bt_field *f, 
 	*offp = off;
 }
 
+/* schedtrace.read_ts (wsr_tp_schedtrace.h) as a JSON array of ns from
+ * origin, the unit of every event time: its values are the trace clock's
+ * cycles (CLOCK_MONOTONIC, LTTng-UST's default clock), converted by the
+ * event's clock class. null when the clock is not that one (a clock plugin)
+ * or a value does not convert: the reader then has no read times. */
+static void json_read_ts(char *buf, size_t size, size_t *offp, const bt_field *f,
+			 const bt_clock_class *cc)
+{
+	size_t off = *offp;
+	const char *cname = cc != NULL ? bt_clock_class_get_name(cc) : NULL;
+
+	if (cname == NULL || strcmp(cname, "monotonic") != 0 ||
+	    bt_clock_class_get_frequency(cc) != 1000000000 ||
+	    !bt_field_class_type_is(bt_field_get_class_type(f), BT_FIELD_CLASS_TYPE_ARRAY)) {
+		APPEND("null");
+		*offp = off;
+		return;
+	}
+	uint64_t n = bt_field_array_get_length(f);
+	size_t start = off;
+	APPEND("[");
+	for (uint64_t i = 0; i < n && off + 32 < size; i++) {
+		const bt_field *el = bt_field_array_borrow_element_field_by_index_const(f, i);
+		int64_t v = field_int(el), ns;
+		if (v < 0 || bt_clock_class_cycles_to_ns_from_origin(cc, (uint64_t)v, &ns) !=
+				     BT_CLOCK_CLASS_CYCLES_TO_NS_FROM_ORIGIN_STATUS_OK) {
+			off = start;
+			APPEND("null");
+			*offp = off;
+			return;
+		}
+		APPEND("%s%" PRId64, i > 0 ? "," : "", ns);
+	}
+	APPEND("]");
+	*offp = off;
+}
+
 static int stream_index(struct wsr_decoder *d, const bt_stream *s, struct wsr_err *err)
 {
 	if (d->last_stream >= 0 && d->streams[d->last_stream].stream == s)
@@ -546,7 +584,11 @@ static int decode_event(struct wsr_decoder *d, const bt_message *msg, struct wsr
 			if (e->sched[k] < 0)
 				continue;
 			APPEND("%s\"%s\":", off > 1 ? "," : "", sched_field_names[k]);
-			json_field(buf, size, &off, member(pl, e->sched[k]), 0);
+			if (k == SCHED_READ_TS)
+				json_read_ts(buf, size, &off, member(pl, e->sched[k]),
+					     bt_clock_snapshot_borrow_clock_class_const(cs));
+			else
+				json_field(buf, size, &off, member(pl, e->sched[k]), 0);
 		}
 		APPEND("}");
 		extra_len = off + 1;

@@ -53,6 +53,7 @@
 
 #include "db.h"
 #include "derive.h"
+#include "schedcheck.h"
 
 #define WSR_MAX_P   1024
 #define WSR_MAX_M   (1 << 20)
@@ -64,10 +65,12 @@ enum gstate {
 	GS_RUNNABLE,
 	GS_RUNNING,
 	GS_WAITING,
-	GS_SYSCALL
+	GS_SYSCALL,
+	GS_UNKNOWN /* after lost events: see "losses" */
 };
 
-static const char *const gstate_names[] = {"runnable", "running", "waiting", "syscall"};
+static const char *const gstate_names[] = {"runnable", "running", "waiting", "syscall",
+					   "unknown"};
 
 enum pstate {
 	PS_IDLE,
@@ -101,7 +104,7 @@ struct gs {
 	int64_t g; /* 0: empty slot */
 	int64_t parent;
 	int64_t created_ts, first_run_ts, start;
-	int64_t runs, stolen, ns[4];
+	int64_t runs, stolen, ns[5];
 	int32_t create_p, p, m, qp;
 	const char *reason;
 	uint8_t state, q;
@@ -110,22 +113,24 @@ struct gs {
 
 /* One p_counters row of a P, buffered (see "P runs"). */
 struct pcrow {
-	int64_t ts, runq, runnext, ticks;
+	int64_t ts, runq, runnext, ticks, runs;
 };
 
 struct ps {
+	int64_t curg; /* the G running on it, 0: none */
 	bool known, idle, pending_once, dirty;
 	uint8_t state;
 	int32_t holder, st_m;
 	int64_t start;
-	int64_t ring, runnext, schedticks, syscalls, run_ns, runnext_runs;
-	int64_t w_ring, w_runnext, w_ticks; /* last written to p_counters */
+	int64_t ring, runnext, schedticks, syscalls, run_ns, runnext_runs, runs;
+	int64_t w_ring, w_runnext, w_ticks, w_runs; /* last written to p_counters */
 	bool written;
 	struct pcrow *pc; /* p_counters rows not yet inserted (see "P runs") */
 	int pc_n, pc_cap;
 };
 
 struct ms {
+	int64_t curg; /* the G it runs or is in a call with, 0: none */
 	bool known, parked, spinning, insyscall, has_creator;
 	uint8_t state;
 	int32_t p, st_p, creator;
@@ -151,6 +156,7 @@ enum stmt {
 	ST_P,
 	ST_M,
 	ST_EVENT_COUNT,
+	ST_SCHED_FIELD,
 	ST_COUNT
 };
 
@@ -165,8 +171,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 		       "?, ?, ?)",
 	[ST_COUNTERS] = "INSERT INTO counters (ts, idle_ps, spinning_ms, idle_ms, threads, "
 			"running_gs, runnable_gs, global_len) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-	[ST_P_COUNTERS] = "INSERT INTO p_counters (p, ts, runq, runnext, schedticks) VALUES (?, "
-			  "?, ?, ?, ?)",
+	[ST_P_COUNTERS] = "INSERT INTO p_counters (p, ts, runq, runnext, schedticks, runs) VALUES "
+			  "(?, ?, ?, ?, ?, ?)",
 	[ST_STEAL] = "INSERT INTO steals (ts, thief, victim, m, n, runnext) VALUES (?, ?, ?, ?, "
 		     "?, ?)",
 	[ST_SPILL] = "INSERT INTO spills (ts, p, m, n, global_len) VALUES (?, ?, ?, ?, ?)",
@@ -177,11 +183,13 @@ static const char *const stmt_sql[ST_COUNT] = {
 		 "end_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[ST_DISCARDED] = "INSERT INTO discarded (kind, stream, cpu, begin_ts, end_ts, count) "
 			 "VALUES (?, ?, ?, ?, ?, ?)",
-	[ST_P] = "INSERT INTO p (p, schedticks, syscalls, run_ns, runnext_runs) VALUES (?, ?, ?, "
-		 "?, ?)",
+	[ST_P] = "INSERT INTO p (p, schedticks, syscalls, run_ns, runnext_runs, runs) VALUES (?, ?, "
+		 "?, ?, ?, ?)",
 	[ST_M] = "INSERT INTO m (m, tid, created_ts, creator) VALUES (?, ?, ?, ?)",
 	[ST_EVENT_COUNT] = "INSERT INTO event_counts (name, n) VALUES (?, ?) ON CONFLICT (name) "
 			   "DO UPDATE SET n = n + excluded.n",
+	[ST_SCHED_FIELD] = "INSERT INTO schedtrace_fields (snap_id, snap_ts, field, p, rt, recon, "
+			   "read_b, read_e, racing, explained) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 #define MAX_OTHER_NAMES 256
@@ -279,6 +287,12 @@ struct derive {
 	/* the one process analysed: want_vpid (--vpid) or the first seen */
 	int64_t want_vpid, vpid;
 	uint64_t skipped_other_vpid;
+
+	/* the schedtrace cross-check (see "schedtrace check") */
+	struct schedcheck *sc;
+	/* Gs whose state became unknown through lost events (see "losses") */
+	uint64_t gs_lost;
+	struct wsr_err *sc_err; /* for sq_row, during derive_finish */
 };
 
 /* Binding helpers on the current row: -1 (no P / no M) and absent values are
@@ -675,6 +689,65 @@ static struct gs *g_get(struct derive *dv, int64_t g, int64_t ts, struct wsr_err
 	return e;
 }
 
+/* ---- losses ----
+ *
+ * A lossless trace never has a P or an M running two Gs, but a lost g_stop
+ * would leave its G "running" until the end. So the state machines hold
+ * the physical bounds themselves: when an event shows that a G cannot be
+ * running any more (another G runs on its P or M, its P goes idle, its M
+ * parks or spins), its interval is closed as cut (cut = 1) and the G is
+ * `unknown` until its next event; a G that is run again while "running"
+ * has its interval cut too. In a lossless trace none of this happens
+ * (meta.gs_lost counts the times it did). */
+
+/* G e's open interval ends at ts as cut by a loss; e is `unknown` after it. */
+static int g_lose(struct derive *dv, struct gs *e, int64_t ts, struct wsr_err *err)
+{
+	if (g_close(dv, e, ts, NULL, 1, err) < 0)
+		return -1;
+	count_state(dv, e->state, -1);
+	if (e->p >= 0 && e->p < dv->np && dv->ps[e->p].curg == e->g)
+		dv->ps[e->p].curg = 0;
+	if (e->m >= 0 && e->m < dv->nm && dv->ms[e->m].curg == e->g)
+		dv->ms[e->m].curg = 0;
+	e->state = GS_UNKNOWN;
+	e->start = ts;
+	e->p = e->m = -1;
+	e->reason = NULL;
+	e->pending_ready = false;
+	dv->gs_lost++;
+	return 0;
+}
+
+/* The G that P p (or M m) runs, unless it is g: it cannot run any more. */
+static int p_evict(struct derive *dv, int p, int64_t g, int64_t ts, struct wsr_err *err)
+{
+	int64_t cur = dv->ps[p].curg;
+	struct gs *o;
+
+	if (cur == 0 || cur == g)
+		return 0;
+	dv->ps[p].curg = 0;
+	o = g_find(dv, cur);
+	if (o != NULL && o->state == GS_RUNNING && o->p == p)
+		return g_lose(dv, o, ts, err);
+	return 0;
+}
+
+static int m_evict(struct derive *dv, int m, int64_t g, int64_t ts, struct wsr_err *err)
+{
+	int64_t cur = dv->ms[m].curg;
+	struct gs *o;
+
+	if (cur == 0 || cur == g)
+		return 0;
+	dv->ms[m].curg = 0;
+	o = g_find(dv, cur);
+	if (o != NULL && (o->state == GS_RUNNING || o->state == GS_SYSCALL) && o->m == m)
+		return g_lose(dv, o, ts, err);
+	return 0;
+}
+
 /* ---- P and M ---- */
 
 static int p_ensure(struct derive *dv, int p, struct wsr_err *err)
@@ -911,6 +984,7 @@ static int pc_flush(struct derive *dv, int p, struct wsr_err *err)
 		bind_i64(s, 3, c->runq);
 		bind_i64(s, 4, c->runnext);
 		bind_i64(s, 5, c->ticks);
+		bind_i64(s, 6, c->runs);
 		if (step(dv, ST_P_COUNTERS, err) < 0)
 			return -1;
 	}
@@ -934,7 +1008,7 @@ static int pc_add(struct derive *dv, int p, int64_t ts, struct wsr_err *err)
 	}
 	if (P->pc_n == P->pc_cap && pc_flush(dv, p, err) < 0)
 		return -1;
-	P->pc[P->pc_n++] = (struct pcrow){ts, P->ring, P->runnext, P->schedticks};
+	P->pc[P->pc_n++] = (struct pcrow){ts, P->ring, P->runnext, P->schedticks, P->runs};
 	return 0;
 }
 
@@ -970,7 +1044,7 @@ static int flush_counters(struct derive *dv, int64_t ts, struct wsr_err *err)
 		struct ps *P = &dv->ps[p];
 		P->dirty = false;
 		if (P->written && P->w_ring == P->ring && P->w_runnext == P->runnext &&
-		    P->w_ticks == P->schedticks)
+		    P->w_ticks == P->schedticks && P->w_runs == P->runs)
 			continue;
 		if (pc_add(dv, p, ts, err) < 0)
 			return -1;
@@ -978,6 +1052,7 @@ static int flush_counters(struct derive *dv, int64_t ts, struct wsr_err *err)
 		P->w_ring = P->ring;
 		P->w_runnext = P->runnext;
 		P->w_ticks = P->schedticks;
+		P->w_runs = P->runs;
 	}
 	dv->n_dirty = 0;
 	return 0;
@@ -995,12 +1070,14 @@ struct derive *derive_create(sqlite3 *db, const char *trace, struct wsr_err *err
 	}
 	dv->db = db;
 	dv->trace = strdup(trace);
+	dv->sc = schedcheck_create();
 	dv->gcap = 1024;
 	dv->gidx = calloc(dv->gcap, sizeof(*dv->gidx));
 	dv->galloc = 512;
 	dv->gtab = malloc(dv->galloc * sizeof(*dv->gtab));
 	dv->gfree = malloc(dv->galloc * sizeof(*dv->gfree));
-	if (dv->trace == NULL || dv->gidx == NULL || dv->gtab == NULL || dv->gfree == NULL) {
+	if (dv->trace == NULL || dv->gidx == NULL || dv->gtab == NULL || dv->gfree == NULL ||
+	    dv->sc == NULL) {
 		err_push(err, "out of memory");
 		goto fail;
 	}
@@ -1073,6 +1150,7 @@ void derive_destroy(struct derive *dv)
 	free(dv->ms);
 	free(dv->dirty_ps);
 	free(dv->trace);
+	schedcheck_destroy(dv->sc);
 	free(dv);
 }
 
@@ -1192,8 +1270,9 @@ static int validate(struct derive *dv, const struct wsr_rec *r, const char *extr
 			return bad(dv, r, extra, err, "reason", r->a1);
 		if (r->ev == EV_RUNQPUT && (r->a2 < 0 || r->a2 >= WSR_MAX_G))
 			return bad(dv, r, extra, err, "kicked_g", r->a2);
+		/* g_stop(syscall) ends a call whose G found no P (p = -1). */
 		if (r->ev != EV_G_CREATE && r->ev != EV_G_READY && r->ev != EV_GLOBRUNQ_PUT &&
-		    r->p < 0)
+		    r->p < 0 && !(r->ev == EV_G_STOP && r->a1 == WSR_REASON_SYSCALL))
 			return bad(dv, r, extra, err, "p", r->p);
 		break;
 	case EV_STEAL:
@@ -1250,7 +1329,9 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 	bool foreign_pm = r->ev == EV_RETAKE || r->ev == EV_HANDOFF || r->ev == EV_PREEMPT ||
 			  r->ev == EV_SCHEDTRACE;
 	if (!foreign_pm) {
-		if (m_known(dv, m, ts, tid, err) < 0)
+		/* A woken M's spin_start is emitted by its waker (startm): its
+		 * vtid is the waker's, so an M's tid comes from its other events. */
+		if (m_known(dv, m, ts, r->ev == EV_SPIN_START ? -1 : tid, err) < 0)
 			return -1;
 	}
 	if (p_known(dv, p, ts, err) < 0)
@@ -1304,7 +1385,7 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 			if (e == NULL)
 				return -1;
 		}
-		if (e->state == GS_WAITING || e->state == GS_SYSCALL) {
+		if (e->state == GS_WAITING || e->state == GS_SYSCALL || e->state == GS_UNKNOWN) {
 			if (g_to(dv, e, GS_RUNNABLE, ts, p, -1,
 				 e->state == GS_SYSCALL ? "syscall" : "ready", NULL, err) < 0)
 				return -1;
@@ -1351,7 +1432,7 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 			if (e == NULL)
 				return -1;
 		}
-		if (e->state == GS_WAITING || e->state == GS_SYSCALL) {
+		if (e->state == GS_WAITING || e->state == GS_SYSCALL || e->state == GS_UNKNOWN) {
 			if (g_to(dv, e, GS_RUNNABLE, ts, -1, -1,
 				 e->state == GS_SYSCALL ? "syscall" : "ready", NULL, err) < 0)
 				return -1;
@@ -1397,28 +1478,45 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 				dv->ps[e->qp].runnext = 0;
 				p_dirty(dv, e->qp);
 			}
+			/* Run again while "running": its g_stop was lost. */
+			if (e->state == GS_RUNNING && g_lose(dv, e, ts, err) < 0)
+				return -1;
 			if (g_to(dv, e, GS_RUNNING, ts, p, m, NULL, src, err) < 0)
 				return -1;
+		}
+		/* Another G still "running" on this P or M lost its g_stop. */
+		if (p_evict(dv, p, r->g, ts, err) < 0)
+			return -1;
+		dv->ps[p].curg = r->g;
+		if (m >= 0) {
+			if (m_evict(dv, m, r->g, ts, err) < 0)
+				return -1;
+			dv->ms[m].curg = r->g;
 		}
 		if (P->pending_once) {
 			P->pending_once = false;
 		} else if (P->runnext == r->g) {
 			P->runnext = 0;
-		} else if (r->a1 == 1 || ((r->a1 == 4 || r->a1 == 5) && e->q == Q_RING)) {
+		} else if (r->a1 == WSR_SOURCE_LOCAL ||
+			   ((r->a1 == WSR_SOURCE_NETPOLL || r->a1 == WSR_SOURCE_TIMER) &&
+			    e->q == Q_RING)) {
 			if (P->ring > 0)
 				P->ring--;
 		}
 		if (P->runnext == r->g)
 			P->runnext = 0;
-		P->schedticks++;
-		if (r->a1 == 0)
+		/* The runtime's schedtick: runs that do not inherit the slice. */
+		if (!r->a2)
+			P->schedticks++;
+		P->runs++;
+		if (r->a1 == WSR_SOURCE_RUNNEXT)
 			P->runnext_runs++;
 		p_dirty(dv, p);
 		e->q = Q_NONE;
 		e->qp = -1;
 		e->pending_ready = false;
 		e->runs++;
-		if (r->a1 == 3)
+		if (r->a1 == WSR_SOURCE_STEAL)
 			e->stolen++;
 		if (e->first_run_ts < 0)
 			e->first_run_ts = ts;
@@ -1436,7 +1534,16 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 		}
 		if (e->state == GS_RUNNING)
 			e->reason = reason;
-		if (r->a1 == 7) { /* exit */
+		if (p >= 0 && dv->ps[p].curg == r->g)
+			dv->ps[p].curg = 0;
+		if (m >= 0) {
+			/* A stop on M m of another G than the one it runs: that
+			 * one's g_stop was lost. */
+			if (m_evict(dv, m, r->g, ts, err) < 0)
+				return -1;
+			dv->ms[m].curg = 0;
+		}
+		if (r->a1 == WSR_REASON_EXIT) {
 			if (g_close(dv, e, ts, NULL, 0, err) < 0 || g_write_row(dv, e, ts, err) < 0)
 				return -1;
 			count_state(dv, e->state, -1);
@@ -1446,14 +1553,15 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 		uint8_t next;
 		const char *why = reason;
 		int32_t qp = -1;
-		if (r->a1 == 0 || r->a1 == 6 || e->pending_ready) {
+		/* syscall: the slow end of a call (p = -1): the G is queued
+		 * next (globrunq_put, or runqput on a P that went idle). */
+		if (r->a1 == WSR_REASON_YIELD || r->a1 == WSR_REASON_PREEMPT ||
+		    r->a1 == WSR_REASON_SYSCALL || e->pending_ready) {
 			next = GS_RUNNABLE;
 			if (e->pending_ready)
 				why = "ready";
 			if (e->q == Q_RING || e->q == Q_RUNNEXT)
 				qp = e->qp;
-		} else if (r->a1 == 5) {
-			next = GS_SYSCALL;
 		} else {
 			next = GS_WAITING;
 		}
@@ -1473,7 +1581,7 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 		e = g_get(dv, r->g, ts, err);
 		if (e == NULL)
 			return -1;
-		if (e->state == GS_WAITING || e->state == GS_SYSCALL) {
+		if (e->state == GS_WAITING || e->state == GS_SYSCALL || e->state == GS_UNKNOWN) {
 			if (g_to(dv, e, GS_RUNNABLE, ts, -1, -1,
 				 e->state == GS_SYSCALL ? "syscall" : "ready", NULL, err) < 0)
 				return -1;
@@ -1511,6 +1619,9 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 	}
 	case EV_SPIN_START:
 	case EV_SPIN_STOP:
+		/* A spinning M runs no G. */
+		if (r->ev == EV_SPIN_START && m >= 0 && m_evict(dv, m, 0, ts, err) < 0)
+			return -1;
 		dv->cur.spinning_ms = r->a1;
 		if (r->ev == EV_SPIN_STOP && r->a2)
 			dv->spins_found++;
@@ -1524,6 +1635,8 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 		break;
 	case EV_P_IDLE:
 		dv->cur.idle_ps = r->a1;
+		if (p_evict(dv, p, 0, ts, err) < 0)
+			return -1;
 		dv->ps[p].idle = true;
 		if (dv->ps[p].holder >= 0) {
 			if (release(dv, dv->ps[p].holder, p, ts, err) < 0)
@@ -1545,6 +1658,8 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 		dv->cur.idle_ms = r->a1;
 		if (m >= 0) {
 			struct ms *M = &dv->ms[m];
+			if (m_evict(dv, m, 0, ts, err) < 0)
+				return -1;
 			if (M->p >= 0 && release(dv, m, M->p, ts, err) < 0)
 				return -1;
 			M->parked = true;
@@ -1577,7 +1692,6 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 		}
 		dv->ms[nm].has_creator = true;
 		dv->ms[nm].creator = m;
-		dv->ms[nm].created_ts = ts;
 		break;
 	}
 	case EV_SYSCALL_ENTER:
@@ -1587,8 +1701,13 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 		if (e->state != GS_SYSCALL &&
 		    g_to(dv, e, GS_SYSCALL, ts, p, m, "syscall", NULL, err) < 0)
 			return -1;
-		if (p >= 0)
+		if (p >= 0) {
 			dv->ps[p].syscalls++;
+			if (dv->ps[p].curg == r->g)
+				dv->ps[p].curg = 0;
+		}
+		if (m >= 0)
+			dv->ms[m].curg = r->g;
 		if (m >= 0) {
 			dv->ms[m].insyscall = true;
 			if (m_set(dv, m, ts, err) < 0)
@@ -1611,13 +1730,15 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 			if (M->p >= 0 && p_set(dv, M->p, ts, err) < 0)
 				return -1;
 		}
-		if (r->a1) {
+		/* With a P (its own, fast, or an idle one) the G runs on; with
+		 * none it stays in the call until its g_stop(syscall). */
+		if (p >= 0) {
 			if (e->state != GS_RUNNING &&
 			    g_to(dv, e, GS_RUNNING, ts, p, m, NULL, NULL, err) < 0)
 				return -1;
-		} else if (e->state == GS_SYSCALL) {
-			if (g_to(dv, e, GS_RUNNABLE, ts, -1, -1, "syscall", NULL, err) < 0)
+			if (p_evict(dv, p, r->g, ts, err) < 0)
 				return -1;
+			dv->ps[p].curg = r->g;
 		}
 		break;
 	case EV_HANDOFF: {
@@ -1641,6 +1762,191 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 		break;
 	}
 	return 0;
+}
+
+/* ---- schedtrace check ----
+ *
+ * Every event is handed to the cross-check (schedcheck.c) with the changes
+ * it made to the quantities a schedtrace snapshot reads: the five global
+ * counts (SQ_*), then per P its ring length (SQ_P0 + 2p) and its schedtick
+ * (SQ_P0 + 2p + 1). The snapshot itself comes with the schedtrace event. */
+enum {
+	SQ_IDLEPROCS,
+	SQ_THREADS,
+	SQ_SPINNING,
+	SQ_IDLETHREADS,
+	SQ_RUNQUEUE,
+	SQ_P0
+};
+
+static const char *const sq_names[SQ_P0] = {"idleprocs", "threads", "spinningthreads",
+					    "idlethreads", "runqueue"};
+
+struct sq_before {
+	int64_t c[SQ_P0];
+	int p[2];
+	int64_t ring[2], ticks[2];
+};
+
+static void sq_globals(const struct derive *dv, int64_t *c)
+{
+	c[SQ_IDLEPROCS] = dv->cur.idle_ps;
+	c[SQ_THREADS] = dv->cur.threads;
+	c[SQ_SPINNING] = dv->cur.spinning_ms;
+	c[SQ_IDLETHREADS] = dv->cur.idle_ms;
+	c[SQ_RUNQUEUE] = dv->cur.global_len;
+}
+
+/* What an event may change: the globals and the rings of its P and, for a
+ * steal, the victim. */
+static void sq_take(const struct derive *dv, const struct wsr_rec *r, struct sq_before *b)
+{
+	sq_globals(dv, b->c);
+	b->p[0] = r->p;
+	b->p[1] = r->ev == EV_STEAL ? (int)r->a1 : -1;
+	for (int k = 0; k < 2; k++) {
+		int p = b->p[k];
+		bool have = p >= 0 && p < dv->np;
+		b->ring[k] = have ? dv->ps[p].ring : 0;
+		b->ticks[k] = have ? dv->ps[p].schedticks : 0;
+	}
+}
+
+static int sq_feed(struct derive *dv, const struct wsr_rec *r, const struct sq_before *b)
+{
+	struct sc_change ch[SQ_P0 + 4];
+	int64_t c[SQ_P0];
+	int n = 0;
+
+	sq_globals(dv, c);
+	for (int k = 0; k < SQ_P0; k++)
+		if (c[k] != b->c[k])
+			ch[n++] = (struct sc_change){k, c[k] - b->c[k]};
+	for (int k = 0; k < 2; k++) {
+		int p = b->p[k];
+		if (p < 0 || p >= dv->np)
+			continue;
+		if (dv->ps[p].ring != b->ring[k])
+			ch[n++] = (struct sc_change){SQ_P0 + 2 * p, dv->ps[p].ring - b->ring[k]};
+		if (dv->ps[p].schedticks != b->ticks[k])
+			ch[n++] = (struct sc_change){SQ_P0 + 2 * p + 1,
+						     dv->ps[p].schedticks - b->ticks[k]};
+	}
+	bool sysmon = r->ev == EV_RETAKE || r->ev == EV_HANDOFF || r->ev == EV_PREEMPT ||
+		      r->ev == EV_SCHEDTRACE;
+	return schedcheck_event(dv->sc, (int64_t)dv->events - 1, r->ts, sysmon ? -1 : r->m,
+				r->ev == EV_RUNQPUT,
+				r->ev != EV_SPIN_STOP && r->ev != EV_STEAL_SCAN, ch, n);
+}
+
+/* Integers of the JSON array at "key":[...] in the schedtrace record (at
+ * most max); -1 when absent or not an array. */
+static int json_ints(const char *json, const char *key, int64_t *out, int max)
+{
+	char pat[32];
+	const char *q;
+	int n = 0;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	q = json != NULL ? strstr(json, pat) : NULL;
+	if (q == NULL)
+		return -1;
+	q += strlen(pat);
+	if (*q != '[')
+		return -1;
+	q++;
+	while (*q != ']' && *q != '\0' && n < max) {
+		char *end;
+		long long v = strtoll(q, &end, 10);
+		if (end == q)
+			return -1;
+		out[n++] = v;
+		q = end;
+		if (*q == ',')
+			q++;
+	}
+	return n;
+}
+
+/* The snapshot of a schedtrace event: each field with the window in which
+ * the runtime read it (read_ts; the event's time in older traces). */
+static int sq_snapshot(struct derive *dv, const struct wsr_rec *r, const char *extra,
+		       struct wsr_err *err)
+{
+	int np = dv->gomaxprocs > 0 ? dv->gomaxprocs : 0;
+	int64_t *buf = malloc((size_t)(3 * np + 1) * sizeof(*buf));
+	struct sc_read *rd = malloc((size_t)(SQ_P0 + 2 * np) * sizeof(*rd));
+	int n = 0, ret = -1;
+
+	if (buf == NULL || rd == NULL) {
+		err_push(err, "out of memory");
+		goto out;
+	}
+	int64_t *runq = buf, *ticks = buf + np, *rts = buf + 2 * np;
+	int nq = json_ints(extra, "runq", runq, np);
+	int nt = json_ints(extra, "schedticks", ticks, np);
+	int nr = json_ints(extra, "read_ts", rts, np);
+	if (nr != np)
+		nr = 0;
+	/* read_ts[i]..read_ts[i+1] brackets P i (the globals with P0). */
+#define WIN_B(i) (nr > 0 ? rts[(i)] : r->ts)
+#define WIN_E(i) (nr > 0 && (i) + 1 < np ? rts[(i) + 1] : r->ts)
+	static const char *const gkey[SQ_P0] = {"idleprocs", "threads", "spinningthreads",
+						"idlethreads", "runqueue"};
+	for (int k = 0; k < SQ_P0; k++) {
+		char pat[32];
+		const char *q;
+		snprintf(pat, sizeof(pat), "\"%s\":", gkey[k]);
+		q = extra != NULL ? strstr(extra, pat) : NULL;
+		if (q == NULL)
+			continue;
+		rd[n++] = (struct sc_read){k, strtoll(q + strlen(pat), NULL, 10), WIN_B(0), WIN_E(0)};
+	}
+	for (int i = 0; i < np; i++) {
+		if (i < nq)
+			rd[n++] = (struct sc_read){SQ_P0 + 2 * i, runq[i], WIN_B(i), WIN_E(i)};
+		if (i < nt)
+			rd[n++] = (struct sc_read){SQ_P0 + 2 * i + 1, ticks[i], WIN_B(i), WIN_E(i)};
+	}
+#undef WIN_B
+#undef WIN_E
+	if (schedcheck_snapshot(dv->sc, (int64_t)dv->events - 1, r->ts, rd, n) < 0) {
+		err_push(err, "out of memory");
+		goto out;
+	}
+	ret = 0;
+out:
+	free(buf);
+	free(rd);
+	return ret;
+}
+
+static int sq_row(void *ctx, const struct sc_row *f)
+{
+	struct derive *dv = ctx;
+	struct val *s = row(dv, ST_SCHED_FIELD);
+
+	bind_i64(s, 1, f->snap_id);
+	bind_i64(s, 2, f->snap_ts);
+	if (f->q < SQ_P0) {
+		bind_text(s, 3, sq_names[f->q]);
+		bind_null(s, 4);
+	} else {
+		bind_text(s, 3, (f->q - SQ_P0) % 2 == 0 ? "runq" : "schedticks");
+		bind_i64(s, 4, (f->q - SQ_P0) / 2);
+	}
+	bind_i64(s, 5, f->rt);
+	bind_i64(s, 6, f->recon);
+	bind_i64(s, 7, f->b);
+	bind_i64(s, 8, f->e);
+	if (f->racing == NULL)
+		bind_null(s, 9);
+	else if (bind_text_copy(s, 9, f->racing, -1) < 0) {
+		err_push(dv->sc_err, "out of memory");
+		return -1;
+	}
+	bind_i64(s, 10, f->explained);
+	return step(dv, ST_SCHED_FIELD, dv->sc_err);
 }
 
 static int insert_event(struct derive *dv, const struct wsr_rec *r, const char *extra,
@@ -1815,7 +2121,17 @@ int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra, st
 		dv->schedtraces++;
 	if (r->ev >= EV_COUNT)
 		return 0;
-	return apply(dv, r, extra, err);
+	struct sq_before before;
+	sq_take(dv, r, &before);
+	if (apply(dv, r, extra, err) < 0)
+		return -1;
+	if (sq_feed(dv, r, &before) < 0) {
+		err_push(err, "out of memory");
+		return -1;
+	}
+	if (r->ev == EV_SCHEDTRACE)
+		return sq_snapshot(dv, r, extra, err);
+	return 0;
 }
 
 /* A round schedtrace interval giving about 20 lines over the trace (1 ms at
@@ -1933,6 +2249,7 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 		bind_i64(s, 3, P->syscalls);
 		bind_i64(s, 4, P->run_ns);
 		bind_i64(s, 5, P->runnext_runs);
+		bind_i64(s, 6, P->runs);
 		if (step(dv, ST_P, err) < 0)
 			return -1;
 	}
@@ -1953,6 +2270,9 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 			return -1;
 	}
 
+	dv->sc_err = err;
+	if (schedcheck_finish(dv->sc, sq_row, dv) < 0)
+		return -1;
 	for (int k = 0; k < EV_COUNT + dv->n_other; k++) {
 		const char *name =
 			k < EV_COUNT ? wsr_catalog[k].name : dv->other_names[k - EV_COUNT];
@@ -2003,6 +2323,9 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 		{"idle_while_global_ns", dv->idle_global_ns, true},
 		{"idle_while_runnable_ns", dv->idle_runnable_ns, true},
 		{"spins_found", (int64_t)dv->spins_found, true},
+		{"gs_lost", (int64_t)dv->gs_lost, true},
+		{"schedtrace_fields", schedcheck_fields(dv->sc), true},
+		{"schedtrace_unexplained", schedcheck_unexplained(dv->sc), true},
 		{"other_process_events", (int64_t)dv->skipped_other_vpid, dv->want_vpid > 0},
 	};
 

@@ -189,7 +189,9 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 	m->schedtrace_interval_ns = meta_i(db, "schedtrace_interval_ns", 1000000);
 
 	/* Ps. */
-	if (prep(db, &st, "SELECT p, schedticks, run_ns, runnext_runs FROM p ORDER BY p", err) < 0)
+	/* runs: every g_run; schedticks: those with inherit = 0. */
+	if (prep(db, &st, "SELECT p, schedticks, run_ns, runnext_runs, runs FROM p ORDER BY p",
+		 err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int p = sqlite3_column_int(st, 0);
@@ -197,7 +199,8 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 			continue;
 		if (p + 1 > m->np)
 			m->np = p + 1;
-		m->p[p].schedticks = m->p[p].runs = sqlite3_column_int64(st, 1);
+		m->p[p].schedticks = sqlite3_column_int64(st, 1);
+		m->p[p].runs = sqlite3_column_int64(st, 4);
 		m->p[p].running_ns = sqlite3_column_int64(st, 2);
 		m->p[p].runnext_runs = sqlite3_column_int64(st, 3);
 		m->runs += m->p[p].runs;

@@ -82,9 +82,32 @@ enum wsr_ev {
 	EV_FOREIGN,                /* an event of another provider */
 };
 
-/* Number of g_source and g_reason enumerators (docs/tracepoints.md). */
-#define WSR_G_SOURCE_COUNT 6
-#define WSR_G_REASON_COUNT 11
+/* The g_source and g_reason enumerators (docs/tracepoints.md; the names
+ * are wsr_g_source_names and wsr_g_reason_names in catalog.c). */
+enum wsr_g_source {
+	WSR_SOURCE_RUNNEXT,
+	WSR_SOURCE_LOCAL,
+	WSR_SOURCE_GLOBAL,
+	WSR_SOURCE_STEAL,
+	WSR_SOURCE_NETPOLL,
+	WSR_SOURCE_TIMER,
+	WSR_G_SOURCE_COUNT
+};
+
+enum wsr_g_reason {
+	WSR_REASON_YIELD,
+	WSR_REASON_BLOCK,
+	WSR_REASON_SLEEP,
+	WSR_REASON_CHAN,
+	WSR_REASON_MUTEX,
+	WSR_REASON_SYSCALL,
+	WSR_REASON_PREEMPT,
+	WSR_REASON_EXIT,
+	WSR_REASON_SELECT,
+	WSR_REASON_WAITGROUP,
+	WSR_REASON_IO,
+	WSR_G_REASON_COUNT
+};
 
 struct wsr_catalog_entry {
 	const char *name; /* without "wsr:" */

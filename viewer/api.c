@@ -32,6 +32,7 @@
 #include <time.h>
 
 #include "api.h"
+#include "db.h"
 
 static int64_t now_ms(void)
 {
@@ -98,9 +99,9 @@ static int open_db(const char *path, int64_t mmap_bytes, sqlite3 **out, struct w
 		err_input(err, "%s: not a wsr database: %s", path, sqlite3_errmsg(db));
 		goto out;
 	}
-	if (sqlite3_column_int(q, 0) != 1) {
-		err_input(err, "%s: not a wsr database of schema version 1 (user_version %d)", path,
-			  sqlite3_column_int(q, 0));
+	if (sqlite3_column_int(q, 0) != WSR_DB_VERSION) {
+		err_input(err, "%s: not a wsr database of schema version %d (user_version %d)", path,
+			  WSR_DB_VERSION, sqlite3_column_int(q, 0));
 		goto out;
 	}
 	if (mmap_bytes > 0) {

@@ -430,7 +430,7 @@ int store_load_counters(struct store *st, sqlite3 *db, struct wsr_err *err)
  *     covers t (start <= t) or starts after it (no G runs on P at t, nor
  *     until that start). A P left unresolved after a few rows, whose state
  *     at t is running, is in a run longer than the others' activity: its
- *     start is found through p_counters (keyed by p, ts: schedticks goes up
+ *     start is found through p_counters (keyed by p, ts: runs goes up
  *     at each g_run on the P), the G through the g_run event at that instant
  *     (events is keyed by ts), the run's end through g_state_g; that reads
  *     the P's own rows since the run began, few on long runs. Searching
@@ -579,9 +579,9 @@ int store_load_preview(struct store *st, sqlite3 *db, int ncells, int k0, int k1
 		"SELECT g FROM events WHERE ts = ?1 AND p = ?2 AND name = 'g_run' LIMIT 1",
 		"SELECT p, g, start_ts, end_ts FROM g_state WHERE g = ?1 AND start_ts >= ?2 "
 		"AND state = 'running' ORDER BY start_ts LIMIT 1",
-		"SELECT ts, schedticks FROM p_counters WHERE p = ?1 AND ts <= ?2 "
+		"SELECT ts, runs FROM p_counters WHERE p = ?1 AND ts <= ?2 "
 		"ORDER BY ts DESC LIMIT 1",
-		"SELECT ts FROM p_counters WHERE p = ?1 AND ts <= ?2 AND schedticks < ?3 "
+		"SELECT ts FROM p_counters WHERE p = ?1 AND ts <= ?2 AND runs < ?3 "
 		"ORDER BY ts DESC LIMIT 1",
 		"SELECT ts FROM p_counters WHERE p = ?1 AND ts > ?2 ORDER BY ts LIMIT 1",
 	};
@@ -690,8 +690,8 @@ int store_load_preview(struct store *st, sqlite3 *db, int ncells, int k0, int k1
 				continue;
 			/*
 			 * The start of the P's current run: p_counters (keyed by p, ts)
-			 * has a row at each g_run on the P, where schedticks goes up;
-			 * the first row with the schedticks held at t is the run's
+			 * has a row at each g_run on the P, where runs goes up;
+			 * the first row with the runs held at t is the run's
 			 * start, and the g_run event at that instant names the G. This
 			 * reads only the P's own rows since the start (a few where long
 			 * runs are), unlike g_state in end_ts order, which holds every

@@ -17,3 +17,4 @@ CREATE INDEX m_state_m ON m_state (m, start_ts);
 CREATE INDEX steals_ts ON steals (ts);
 CREATE INDEX spills_ts ON spills (ts);
 CREATE INDEX global_gets_ts ON global_gets (ts);
+CREATE INDEX schedtrace_fields_snap ON schedtrace_fields (snap_id);

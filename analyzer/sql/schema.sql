@@ -18,7 +18,7 @@
 -- Concurrency: written once by `wsr ingest` (to X.db.tmp, then renamed);
 --   read-only afterwards (the viewer opens it with SQLITE_OPEN_READONLY).
 
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 
 -- Trace-wide facts: trace_path, hostname, procname, vpid, gomaxprocs,
 -- runq_size, runtime_version, start_ts, end_ts, duration_ns, events,
@@ -101,7 +101,8 @@ INSERT INTO event_fields (name, field, col) VALUES
   ('schedtrace', 'gomaxprocs', '$.gomaxprocs'), ('schedtrace', 'idleprocs', '$.idleprocs'),
   ('schedtrace', 'threads', '$.threads'), ('schedtrace', 'spinningthreads', '$.spinningthreads'),
   ('schedtrace', 'needspinning', '$.needspinning'), ('schedtrace', 'idlethreads', '$.idlethreads'),
-  ('schedtrace', 'runqueue', '$.runqueue'), ('schedtrace', 'runq', '$.runq');
+  ('schedtrace', 'runqueue', '$.runqueue'), ('schedtrace', 'runq', '$.runq'),
+  ('schedtrace', 'schedticks', '$.schedticks'), ('schedtrace', 'read_ts', '$.read_ts');
 
 -- The tracepoint enumerations (docs/tracepoints.md).
 CREATE TABLE enum_g_source (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
@@ -133,14 +134,15 @@ CREATE TABLE g (
 -- One row per P (0..gomaxprocs-1) and per M seen.
 CREATE TABLE p (
   p            INTEGER PRIMARY KEY,
-  schedticks   INTEGER NOT NULL,  -- g_run on this P (Go's schedtick)
+  schedticks   INTEGER NOT NULL,  -- g_run on this P with inherit = 0 (Go's schedtick)
   syscalls     INTEGER NOT NULL,  -- syscall_enter on this P (Go's syscalltick)
   run_ns       INTEGER NOT NULL,  -- time Gs ran on it (its g_state running intervals)
-  runnext_runs INTEGER NOT NULL   -- g_run with source runnext
+  runnext_runs INTEGER NOT NULL,  -- g_run with source runnext
+  runs         INTEGER NOT NULL   -- g_run on this P
 );
 CREATE TABLE m (
   m          INTEGER PRIMARY KEY,
-  tid        INTEGER,             -- vtid of its first event
+  tid        INTEGER,             -- vtid of its first event of its own (not a waker's spin_start)
   created_ts INTEGER NOT NULL,    -- m_create (or init for M0, or first event)
   creator    INTEGER              -- the M that emitted m_create (-1: sysmon), NULL if none seen
 );
@@ -232,15 +234,38 @@ CREATE TABLE counters (
 -- Per-P counters as a step function: one row per (p, ts) at which one of
 -- them changed. runq = ring length (runnext excluded, as Go's schedtrace
 -- prints it), runnext = the G in the runnext slot (0: empty), schedticks =
--- g_run on the P so far.
+-- the P's schedtick as the runtime counts it: g_run events that do not
+-- inherit the time slice (inherit = 0); runs = every g_run on the P so far.
 CREATE TABLE p_counters (
   p          INTEGER NOT NULL,
   ts         INTEGER NOT NULL,
   runq       INTEGER NOT NULL,
   runnext    INTEGER NOT NULL,
   schedticks INTEGER NOT NULL,
+  runs       INTEGER NOT NULL,
   PRIMARY KEY (p, ts)
 ) WITHOUT ROWID;
+
+-- Each field of each runtime schedtrace snapshot beside the reconstruction
+-- (analyzer/schedcheck.c has the rule): snap_id/snap_ts the schedtrace
+-- event, field one of idleprocs, threads, spinningthreads, idlethreads,
+-- runqueue (p NULL) or runq, schedticks (p = the P); rt the runtime's value,
+-- recon the reconstruction when the field was read (read_b: the start of its
+-- read window, read_e its end; both the event's ts in traces without
+-- read_ts); racing the events (ids) whose changes raced with the read and
+-- add up to rt - recon; explained = 1 when rt = recon or racing explains it.
+CREATE TABLE schedtrace_fields (
+  snap_id   INTEGER NOT NULL,
+  snap_ts   INTEGER NOT NULL,
+  field     TEXT NOT NULL,
+  p         INTEGER,
+  rt        INTEGER NOT NULL,
+  recon     INTEGER NOT NULL,
+  read_b    INTEGER NOT NULL,
+  read_e    INTEGER NOT NULL,
+  racing    TEXT,
+  explained INTEGER NOT NULL
+);
 
 -- Where events were lost (LTTng discard mode, or packets lost in transit):
 -- kind 'events' or 'packets', the stream (file name) and its cpu, the time

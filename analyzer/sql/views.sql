@@ -134,7 +134,9 @@ SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m
   json_extract(extra, '$.needspinning') AS needspinning,
   json_extract(extra, '$.idlethreads') AS idlethreads,
   json_extract(extra, '$.runqueue') AS runqueue,
-  json_extract(extra, '$.runq') AS runq
+  json_extract(extra, '$.runq') AS runq,
+  json_extract(extra, '$.schedticks') AS schedticks,
+  json_extract(extra, '$.read_ts') AS read_ts
 FROM events WHERE name = 'schedtrace';
 
 -- The reconstructed schedtrace at meta.schedtrace_interval_ns (k = 1, 2, ...
@@ -170,24 +172,37 @@ SELECT
 FROM ticks, trace_info ti
 LEFT JOIN counters c ON c.ts = (SELECT max(c2.ts) FROM counters c2 WHERE c2.ts <= ticks.ts);
 
--- The runtime's schedtrace events beside the reconstruction at the same ts
--- (rt_* from the event, the others from counters / p_counters).
+-- The runtime's schedtrace events beside the reconstruction, one row per
+-- snapshot (rt_* from the event; the others from schedtrace_fields: each
+-- field reconstructed when the runtime read it). explained = 1 when every
+-- field agrees or its difference is explained by the racing events listed
+-- in racing (ids of events).
 CREATE VIEW schedtrace_check AS
 SELECT
   e.ts, e.t,
   e.gomaxprocs AS rt_gomaxprocs, ti.gomaxprocs AS gomaxprocs,
-  e.idleprocs AS rt_idleprocs, c.idle_ps AS idleprocs,
-  e.threads AS rt_threads, c.threads AS threads,
-  e.spinningthreads AS rt_spinningthreads, c.spinning_ms AS spinningthreads,
-  e.idlethreads AS rt_idlethreads, c.idle_ms AS idlethreads,
-  e.runqueue AS rt_runqueue, c.global_len AS runqueue,
+  e.idleprocs AS rt_idleprocs,
+  (SELECT recon FROM schedtrace_fields f WHERE f.snap_id = e.id AND f.field = 'idleprocs') AS idleprocs,
+  e.threads AS rt_threads,
+  (SELECT recon FROM schedtrace_fields f WHERE f.snap_id = e.id AND f.field = 'threads') AS threads,
+  e.spinningthreads AS rt_spinningthreads,
+  (SELECT recon FROM schedtrace_fields f WHERE f.snap_id = e.id AND f.field = 'spinningthreads') AS spinningthreads,
+  e.idlethreads AS rt_idlethreads,
+  (SELECT recon FROM schedtrace_fields f WHERE f.snap_id = e.id AND f.field = 'idlethreads') AS idlethreads,
+  e.runqueue AS rt_runqueue,
+  (SELECT recon FROM schedtrace_fields f WHERE f.snap_id = e.id AND f.field = 'runqueue') AS runqueue,
   e.runq AS rt_runq,
-  (SELECT json_group_array(q) FROM (
-    SELECT coalesce((SELECT pc.runq FROM p_counters pc
-      WHERE pc.p = p.p AND pc.ts <= e.ts ORDER BY pc.ts DESC LIMIT 1), 0) AS q
-    FROM p ORDER BY p.p)) AS runq
-FROM ev_schedtrace e, trace_info ti
-LEFT JOIN counters c ON c.ts = (SELECT max(c2.ts) FROM counters c2 WHERE c2.ts <= e.ts);
+  (SELECT json_group_array(recon) FROM (SELECT recon FROM schedtrace_fields f
+    WHERE f.snap_id = e.id AND f.field = 'runq' ORDER BY f.p)) AS runq,
+  e.schedticks AS rt_schedticks,
+  (SELECT CASE WHEN count(*) = 0 THEN NULL ELSE json_group_array(recon) END FROM (
+    SELECT recon FROM schedtrace_fields f
+    WHERE f.snap_id = e.id AND f.field = 'schedticks' ORDER BY f.p)) AS schedticks,
+  (SELECT coalesce(min(explained), 1) FROM schedtrace_fields f WHERE f.snap_id = e.id) AS explained,
+  (SELECT CASE WHEN count(*) = 0 THEN NULL ELSE json_group_array(json_object('field', field,
+      'p', p, 'rt', rt, 'recon', recon, 'racing', json(racing))) END
+    FROM schedtrace_fields f WHERE f.snap_id = e.id AND f.rt != f.recon) AS racing
+FROM ev_schedtrace e, trace_info ti;
 
 -- Who stole from whom: number of steals and Gs taken.
 CREATE VIEW steal_graph AS

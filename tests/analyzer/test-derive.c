@@ -303,3 +303,225 @@ WSR_TEST(err_chain_keeps_root_cause)
 	ASSERT(strstr(buf, "caused by: root") != NULL);
 	ASSERT_EQ(e.n, WSR_ERR_MAX);
 }
+
+/* Like EV, with the emitting thread's id (vtid). */
+static int ev_tid(int e, int64_t ts, int p, int m, int32_t tid, int64_t a1)
+{
+	struct wsr_rec r = {.type = REC_EVENT, .ev = (uint8_t)e, .stream = 0};
+
+	r.flags = REC_F_TS | REC_F_P | REC_F_M | REC_F_VPID | REC_F_TID | REC_F_A1 | REC_F_A2;
+	r.ts = ts;
+	r.p = p;
+	r.m = m;
+	r.vpid = 42;
+	r.tid = tid;
+	r.a1 = a1;
+	r.a2 = 0;
+	return derive_rec(dv, &r, NULL, &err);
+}
+
+/* Issue 16, item 1: a G back from a blocking call that finds no P stops
+ * with p = -1 (runtime/syscall.c, exitsyscall0) and is queued globally.
+ * The trace is valid: the G stays in the call until that g_stop, then is
+ * runnable. */
+WSR_TEST(derive_syscall_exit_without_p)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(1), I(256));
+	EV(EV_G_CREATE, 110, 0, 0, I(1), I(0));
+	EV(EV_RUNQPUT, 120, 0, 0, I(1), I(0), I(0), I(1));
+	EV(EV_G_RUN, 130, 0, 0, I(1), I(1), I(0));
+	EV(EV_SYSCALL_ENTER, 140, 0, 0, I(1));
+	EV(EV_RETAKE, 150, 0, 0, I(1), I(10));
+	EV(EV_HANDOFF, 151, 0, 0, I(1), I(1));
+	EV(EV_M_UNPARK, 152, 0, 1, I(0), I(-1));
+	EV(EV_SYSCALL_EXIT, 160, -1, 0, I(1), I(0));
+	EV(EV_G_STOP, 161, -1, 0, I(1), I(WSR_REASON_SYSCALL));
+	EV(EV_GLOBRUNQ_PUT, 162, -1, 0, I(1), I(1));
+	EV(EV_M_PARK, 163, -1, 0, I(1), I(-1));
+	EV(EV_GLOBRUNQ_GET, 170, 0, 1, I(1), I(0));
+	EV(EV_G_RUN, 171, 0, 1, I(1), I(WSR_SOURCE_GLOBAL), I(0));
+	EV(EV_G_STOP, 180, 0, 1, I(1), I(WSR_REASON_EXIT));
+	finish();
+	ASSERT_EQ(q1("SELECT count(*) FROM g_state WHERE g = 1 AND state = 'syscall' AND "
+		     "start_ts = 140 AND end_ts = 161 AND m = 0"),
+		  1);
+	ASSERT_EQ(q1("SELECT count(*) FROM g_state WHERE g = 1 AND state = 'runnable' AND "
+		     "start_ts = 161 AND end_ts = 171 AND reason = 'syscall'"),
+		  1);
+	ASSERT_EQ(q1("SELECT count(*) FROM g_state WHERE g = 1 AND state = 'running' AND "
+		     "start_ts = 171 AND end_ts = 180 AND p = 0 AND m = 1"),
+		  1);
+	ASSERT_EQ(q1("SELECT sum(end_ts - start_ts) FROM g_state WHERE g = 1"), 180 - 110);
+}
+
+/* Issue 16, item 1: back from a call on an idle P (fast = 0, p >= 0) the G
+ * runs on at once, without a g_run: it is running there, not runnable. */
+WSR_TEST(derive_syscall_exit_on_idle_p)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(2), I(256));
+	EV(EV_P_IDLE, 101, 1, 0, I(1));
+	EV(EV_G_CREATE, 110, 0, 0, I(1), I(0));
+	EV(EV_RUNQPUT, 120, 0, 0, I(1), I(0), I(0), I(1));
+	EV(EV_G_RUN, 130, 0, 0, I(1), I(1), I(0));
+	EV(EV_SYSCALL_ENTER, 140, 0, 0, I(1));
+	EV(EV_P_BUSY, 159, 1, 0, I(0));
+	EV(EV_SYSCALL_EXIT, 160, 1, 0, I(1), I(0));
+	EV(EV_G_STOP, 180, 1, 0, I(1), I(WSR_REASON_EXIT));
+	finish();
+	ASSERT_EQ(q1("SELECT count(*) FROM g_state WHERE g = 1 AND state = 'running' AND "
+		     "start_ts = 160 AND end_ts = 180 AND p = 1"),
+		  1);
+	ASSERT_EQ(q1("SELECT count(*) FROM g_state WHERE g = 1 AND state = 'runnable' AND "
+		     "start_ts >= 140"),
+		  0);
+}
+
+/* Issue 16, item 2: a lost g_stop must not leave its G running beside the
+ * next G of its P: the interval is cut where the next G runs, the G is
+ * `unknown` until its next event, and no P runs two Gs at once. */
+WSR_TEST(derive_lost_g_stop_is_cut)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(1), I(256));
+	EV(EV_G_CREATE, 110, 0, 0, I(1), I(0));
+	EV(EV_RUNQPUT, 111, 0, 0, I(1), I(0), I(0), I(1));
+	EV(EV_G_CREATE, 112, 0, 0, I(2), I(0));
+	EV(EV_RUNQPUT, 113, 0, 0, I(2), I(0), I(0), I(2));
+	EV(EV_G_RUN, 130, 0, 0, I(1), I(1), I(0));
+	/* G1's g_stop (block) at 140 is lost */
+	EV(EV_G_RUN, 150, 0, 0, I(2), I(1), I(0));
+	EV(EV_G_READY, 160, 0, 0, I(1), I(2));
+	EV(EV_RUNQPUT, 161, 0, 0, I(1), I(1), I(0), I(0));
+	EV(EV_G_STOP, 170, 0, 0, I(2), I(WSR_REASON_EXIT));
+	EV(EV_G_RUN, 171, 0, 0, I(1), I(0), I(1));
+	finish();
+	ASSERT_EQ(q1("SELECT end_ts FROM g_state WHERE g = 1 AND state = 'running' AND "
+		     "start_ts = 130"),
+		  150);
+	ASSERT_EQ(q1("SELECT cut FROM g_state WHERE g = 1 AND state = 'running' AND "
+		     "start_ts = 130"),
+		  1);
+	ASSERT_EQ(q1("SELECT count(*) FROM g_state WHERE g = 1 AND state = 'unknown' AND "
+		     "start_ts = 150 AND end_ts = 160"),
+		  1);
+	ASSERT_EQ(q1("SELECT count(*) FROM g_state a JOIN g_state b ON a.p = b.p AND a.g < b.g "
+		     "AND a.state = 'running' AND b.state = 'running' AND a.start_ts < b.end_ts "
+		     "AND b.start_ts < a.end_ts"),
+		  0);
+	ASSERT_EQ(q1("SELECT max(running_gs) FROM counters"), 1);
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'gs_lost'"), 1);
+}
+
+/* Issue 16, item 3: a woken M's spin_start is emitted by its waker (with
+ * the waker's vtid): the M's tid comes from its own events, and an M is
+ * created no later than its first interval. */
+WSR_TEST(derive_m_tid_is_its_own)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(2), I(256));
+	ASSERT_EQ(ev_tid(EV_P_IDLE, 101, 1, 0, 1000, 1), 0);
+	ASSERT_EQ(ev_tid(EV_M_CREATE, 110, 0, 0, 1000, 1), 0);
+	ASSERT_EQ(ev_tid(EV_P_BUSY, 111, 1, 0, 1000, 0), 0);
+	ASSERT_EQ(ev_tid(EV_SPIN_START, 112, 1, 1, 1000, 1), 0); /* by M0 for M1 */
+	ASSERT_EQ(ev_tid(EV_SPIN_STOP, 130, 1, 1, 2000, 0), 0);  /* M1 itself */
+	/* an older trace: spin_start for M2 first, m_create after it */
+	ASSERT_EQ(ev_tid(EV_SPIN_START, 140, -1, 2, 1000, 1), 0);
+	ASSERT_EQ(ev_tid(EV_M_CREATE, 141, 0, 0, 1000, 2), 0);
+	ASSERT_EQ(ev_tid(EV_SPIN_STOP, 150, -1, 2, 3000, 0), 0);
+	finish();
+	ASSERT_EQ(q1("SELECT tid FROM m WHERE m = 0"), 1000);
+	ASSERT_EQ(q1("SELECT tid FROM m WHERE m = 1"), 2000);
+	ASSERT_EQ(q1("SELECT tid FROM m WHERE m = 2"), 3000);
+	ASSERT_EQ(q1("SELECT created_ts FROM m WHERE m = 1"), 110);
+	ASSERT_EQ(q1("SELECT count(*) FROM m JOIN m_state s USING (m) WHERE s.start_ts < "
+		     "m.created_ts"),
+		  0);
+}
+
+/* Issue 16, item 4: schedticks count the runs that do not inherit the time
+ * slice, as the runtime's schedtick does. */
+WSR_TEST(derive_schedticks_skip_inherited)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(1), I(256));
+	EV(EV_G_CREATE, 110, 0, 0, I(1), I(0));
+	EV(EV_RUNQPUT, 111, 0, 0, I(1), I(0), I(0), I(1));
+	EV(EV_G_RUN, 120, 0, 0, I(1), I(WSR_SOURCE_LOCAL), I(0));
+	EV(EV_G_CREATE, 121, 0, 0, I(2), I(1));
+	EV(EV_RUNQPUT, 122, 0, 0, I(2), I(1), I(0), I(0));
+	EV(EV_G_STOP, 123, 0, 0, I(1), I(WSR_REASON_EXIT));
+	EV(EV_G_RUN, 124, 0, 0, I(2), I(WSR_SOURCE_RUNNEXT), I(1));
+	EV(EV_G_STOP, 125, 0, 0, I(2), I(WSR_REASON_EXIT));
+	finish();
+	ASSERT_EQ(q1("SELECT schedticks FROM p WHERE p = 0"), 1);
+	ASSERT_EQ(q1("SELECT schedticks FROM p_counters WHERE p = 0 ORDER BY ts DESC LIMIT 1"), 1);
+}
+
+/* A schedtrace record as the decoder writes it. */
+static int sched_ev(int64_t ts, const char *json)
+{
+	struct wsr_rec r = {.type = REC_EVENT, .ev = EV_SCHEDTRACE, .stream = 0};
+
+	r.flags = REC_F_TS | REC_F_P | REC_F_M | REC_F_VPID;
+	r.ts = ts;
+	r.p = r.m = -1;
+	r.vpid = 42;
+	r.extra_len = (uint32_t)strlen(json) + 1;
+	return derive_rec(dv, &r, json, &err);
+}
+
+/* Issue 16, item 5: each snapshot field is compared with the
+ * reconstruction when the runtime read it; a difference is explained only
+ * by an event that raced with the read (here a spill emitted after the
+ * read by an M whose change preceded it), and otherwise reported. */
+WSR_TEST(derive_schedtrace_fields_racing)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(1), I(256));
+	EV(EV_G_CREATE, 110, 0, 0, I(1), I(0));
+	EV(EV_RUNQPUT, 111, 0, 0, I(1), I(0), I(0), I(1));
+	EV(EV_G_CREATE, 112, 0, 0, I(2), I(0));
+	EV(EV_RUNQPUT, 113, 0, 0, I(2), I(0), I(0), I(2));
+	/* M0's next event: its stores are done (no runqput races any more) */
+	EV(EV_STEAL_SCAN, 115, 0, 0, I(1), I(0), I(0));
+	/* read at 120..130: ring 2 (agrees); idleprocs 0 */
+	ASSERT_EQ(sched_ev(131, "{\"gomaxprocs\":1,\"idleprocs\":0,\"threads\":1,"
+				"\"spinningthreads\":0,\"needspinning\":0,\"idlethreads\":0,"
+				"\"runqueue\":0,\"runq\":[2],\"schedticks\":[0],\"read_ts\":[120]}"),
+		  0);
+	/* read at 140: ring 1, but the G that left it runs only at 150 (its
+	 * CAS came before the read: explained by that g_run) */
+	ASSERT_EQ(sched_ev(141, "{\"gomaxprocs\":1,\"idleprocs\":0,\"threads\":1,"
+				"\"spinningthreads\":0,\"needspinning\":0,\"idlethreads\":0,"
+				"\"runqueue\":0,\"runq\":[1],\"schedticks\":[1],\"read_ts\":[140]}"),
+		  0);
+	EV(EV_G_RUN, 150, 0, 0, I(1), I(WSR_SOURCE_LOCAL), I(0));
+	/* read at 160: ring 5, which nothing explains */
+	ASSERT_EQ(sched_ev(161, "{\"gomaxprocs\":1,\"idleprocs\":0,\"threads\":1,"
+				"\"spinningthreads\":0,\"needspinning\":0,\"idlethreads\":0,"
+				"\"runqueue\":0,\"runq\":[5],\"schedticks\":[1],\"read_ts\":[160]}"),
+		  0);
+	finish();
+	ASSERT_EQ(q1("SELECT count(*) FROM schedtrace_fields WHERE snap_ts = 131 AND rt = recon"),
+		  7);
+	ASSERT_EQ(q1("SELECT recon FROM schedtrace_fields WHERE snap_ts = 141 AND field = 'runq'"),
+		  2);
+	ASSERT_EQ(q1("SELECT explained FROM schedtrace_fields WHERE snap_ts = 141 AND field = "
+		     "'runq'"),
+		  1);
+	ASSERT_EQ(q1("SELECT e.name = 'g_run' AND e.ts = 150 FROM schedtrace_fields f, "
+		     "json_each(f.racing) j JOIN events e ON e.id = j.value WHERE f.snap_ts = 141 "
+		     "AND f.field = 'runq'"),
+		  1);
+	ASSERT_EQ(q1("SELECT explained FROM schedtrace_fields WHERE snap_ts = 141 AND field = "
+		     "'schedticks'"),
+		  1);
+	ASSERT_EQ(q1("SELECT explained FROM schedtrace_fields WHERE snap_ts = 161 AND field = "
+		     "'runq'"),
+		  0);
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'schedtrace_unexplained'"), 1);
+	ASSERT_EQ(q1("SELECT explained FROM schedtrace_check WHERE ts = 161"), 0);
+	ASSERT_EQ(q1("SELECT explained FROM schedtrace_check WHERE ts = 141"), 1);
+}

@@ -26,7 +26,6 @@
 #
 # Invariants: every temporary file lives under one TemporaryDirectory;
 #   no assertion depends on wall-clock time.
-import bisect
 import json
 import os
 import re
@@ -145,81 +144,59 @@ def check_tiling(db):
     ok(over == 0, 'at most gomaxprocs Gs run and Ps idle at once', over)
 
 
-def _series_values(series, t0, t1, ahead=0):
-    """Values a step function [(ts, v), ...] takes on [t0, t1], and in its
-    `ahead` next steps after t1."""
-    i = bisect.bisect_right(series, (t0, float('inf'))) - 1
-    vals = {series[i][1] if i >= 0 else 0}
-    j = max(i + 1, 0)
-    while j < len(series) and series[j][0] <= t1:
-        vals.add(series[j][1])
-        j += 1
-    for k in range(j, min(j + ahead, len(series))):
-        vals.add(series[k][1])
-    return vals
+def check_schedtrace(db, ctx, exact=False):
+    """Compares the runtime's schedtrace snapshots with the reconstruction.
 
-
-def check_schedtrace(db, exact_share, ctx, window_ns=0, loose=()):
-    """Compares the runtime's schedtrace events with the reconstruction.
-
-    With window_ns = 0 the comparison is at the event's timestamp only (the
-    sim-emitter is exact). For a real runtime the counters are read racily
-    before the event is emitted (after the SCHED line is printed), and a
-    state change can precede its own event when the emitting thread is
-    descheduled in between; so a snapshot also matches when the runtime's
-    value is one the reconstruction takes from window_ns before the event
-    (the read precedes the event by the time to print the SCHED line) to the
-    `ahead` next changes after it (an operation already done when the
-    counters were read, whose event the descheduled thread emitted later; one
-    in flight per M, so gomaxprocs of them at most).
-    Fields in `loose` are only required to be within 1 everywhere (see
-    docs/schema.md, "Cross-checking with the runtime").
+    `wsr ingest` reconstructs every field of every snapshot at the time the
+    runtime read it (schedtrace.read_ts) into schedtrace_fields; a field that
+    differs must be explained by events that raced with the read, named in
+    `racing` (analyzer/schedcheck.c has the rule). No difference is
+    tolerated unexplained. exact: the emitter is deterministic (the
+    sim-emitter), so every field must agree with no racing event at all.
     """
-    rows = db.execute('SELECT ts, rt_gomaxprocs, gomaxprocs, rt_threads, threads, rt_idleprocs, '
-                      'idleprocs, rt_spinningthreads, spinningthreads, rt_runqueue, runqueue, '
-                      'rt_runq, runq FROM schedtrace_check').fetchall()
-    ok(len(rows) > 0, '%s: the trace has schedtrace events to compare with' % ctx, len(rows))
-    if not rows:
+    n_snap = db.execute("SELECT count(*) FROM events WHERE name = 'schedtrace'").fetchone()[0]
+    ok(n_snap > 0, '%s: the trace has schedtrace events to compare with' % ctx, n_snap)
+    if not n_snap:
         return
-    ok(all(r[1] == r[2] for r in rows), '%s: gomaxprocs exact in every snapshot' % ctx)
-    bad = [(r[0], r[3], r[4]) for r in rows if r[3] != r[4]]
-    ok(not bad, '%s: threads exact in every snapshot' % ctx, bad[:5])
-    steps = {}
-    cols = {'idleprocs': 'idle_ps', 'spinningthreads': 'spinning_ms', 'runqueue': 'global_len'}
-    for k, c in cols.items():
-        steps[k] = db.execute('SELECT ts, %s FROM counters ORDER BY ts' % c).fetchall()
-    np_ = rows[0][1]
-    for p in range(np_):
-        steps['runq[P%d]' % p] = db.execute('SELECT ts, runq FROM p_counters WHERE p = ? '
-                                            'ORDER BY ts', (p,)).fetchall()
-    fields = {'idleprocs': (5, 6), 'spinningthreads': (7, 8), 'runqueue': (9, 10)}
-    for k in steps:
-        exact = near = 0
-        far = []
-        for r in rows:
-            if k.startswith('runq['):
-                p = int(k[6:-1])
-                rt, mine = json.loads(r[11])[p], json.loads(r[12])[p]
-            else:
-                rt, mine = r[fields[k][0]], r[fields[k][1]]
-            exact += rt == mine
-            vals = _series_values(steps[k], r[0] - window_ns, r[0],
-                                  ahead=np_ if window_ns else 0)
-            near += rt in vals
-            if min(abs(rt - v) for v in vals) > 1:
-                far.append((r[0], rt, mine))
-        n = len(rows)
-        print('# %s: %s exact at the event timestamp in %.1f%% of %d snapshots, allowing for '
-              'the racy read (%d us before, %d changes after) in %.1f%%'
-              % (ctx, k, 100.0 * exact / n, n, window_ns // 1000, np_ if window_ns else 0,
-                 100.0 * near / n))
-        if k in loose:
-            ok(not far, '%s: %s within 1 in every snapshot' % (ctx, k), far[:10])
-            continue
-        share = (near if window_ns else exact) / n
-        ok(share >= exact_share and not far,
-           '%s: %s exact in %.1f%% of %d snapshots (>= %.0f%%), within 1 in the rest'
-           % (ctx, k, 100 * share, n, 100 * exact_share), 'off by more than 1: %s' % far[:10])
+    gmp = db.execute("SELECT value FROM meta WHERE key = 'gomaxprocs'").fetchone()[0]
+    per_snap = db.execute('SELECT count(*) FROM schedtrace_fields GROUP BY snap_id').fetchall()
+    ok(len(per_snap) == n_snap and all(c == 5 + 2 * gmp for (c,) in per_snap),
+       '%s: each of %d snapshots has its %d fields checked' % (ctx, n_snap, 5 + 2 * gmp),
+       per_snap[:5])
+    # The runtime's values in schedtrace_fields are the event's.
+    mism = db.execute(
+        "SELECT f.snap_id, f.field, f.p, f.rt FROM schedtrace_fields f JOIN ev_schedtrace e "
+        "ON e.id = f.snap_id WHERE f.rt IS NOT CASE f.field "
+        "WHEN 'idleprocs' THEN e.idleprocs WHEN 'threads' THEN e.threads "
+        "WHEN 'spinningthreads' THEN e.spinningthreads WHEN 'idlethreads' THEN e.idlethreads "
+        "WHEN 'runqueue' THEN e.runqueue "
+        "WHEN 'runq' THEN json_extract(e.runq, '$[' || f.p || ']') "
+        "ELSE json_extract(e.schedticks, '$[' || f.p || ']') END LIMIT 5").fetchall()
+    ok(not mism, '%s: schedtrace_fields holds the runtime\'s values' % ctx, mism)
+    for field, n, same, expl in db.execute(
+            'SELECT field, count(*), sum(rt = recon), sum(explained) FROM schedtrace_fields '
+            'GROUP BY field ORDER BY field'):
+        print('# %s: %s equal in %d of %d reads, the other %d explained by racing events'
+              % (ctx, field, same, n, expl - same))
+    bad = db.execute('SELECT snap_ts, field, p, rt, recon, read_b, read_e FROM schedtrace_fields '
+                     'WHERE explained = 0 LIMIT 10').fetchall()
+    ok(not bad, '%s: every field of every snapshot agrees or is explained' % ctx, bad)
+    # Each racing event exists and is of a kind that changes what was read.
+    kinds = db.execute('SELECT DISTINCT e.name FROM schedtrace_fields f, json_each(f.racing) j '
+                       'JOIN events e ON e.id = j.value').fetchall()
+    allowed = {'runqput', 'runq_spill', 'steal', 'globrunq_get', 'globrunq_put', 'g_run',
+               'p_idle', 'p_busy', 'spin_start', 'spin_stop', 'm_park', 'm_unpark',
+               'm_create', 'init'}
+    ok({k for (k,) in kinds} <= allowed, '%s: racing events are queue or count changes' % ctx,
+       kinds)
+    unexplained = db.execute("SELECT value FROM meta WHERE key = 'schedtrace_unexplained'"
+                             ).fetchone()
+    ok(unexplained is not None and unexplained[0] == 0,
+       '%s: meta.schedtrace_unexplained is 0' % ctx, unexplained)
+    if exact:
+        racing = db.execute('SELECT count(*) FROM schedtrace_fields WHERE rt != recon'
+                            ).fetchone()[0]
+        ok(racing == 0, '%s: every field equal (a deterministic emitter)' % ctx, racing)
 
 
 def check_report(wsr, dbpath, tmp):
@@ -313,12 +290,12 @@ def case_sim(wsr, sim, tmp):
         return
     ok(not os.path.exists(dbpath + '.tmp'), 'no .tmp left after a successful ingest')
     db = sqlite3.connect(dbpath)
-    ok(db.execute('PRAGMA user_version').fetchone()[0] == 1, 'PRAGMA user_version is 1')
+    ok(db.execute('PRAGMA user_version').fetchone()[0] == 2, 'PRAGMA user_version is 2')
     disc = db.execute("SELECT value FROM meta WHERE key = 'discarded_events'").fetchone()[0]
     ok(disc == 0, 'the recording lost no event', disc)
     check_counts(db, stats, bt2_event_count(trace))
     check_tiling(db)
-    check_schedtrace(db, 1.0, 'sim')
+    check_schedtrace(db, 'sim', exact=True)
     spills = db.execute('SELECT count(*) FROM spills').fetchone()[0]
     ok(spills == stats['runq_spill'], 'spills table rows == runq_spill', spills)
     # vtid and vpid are payload fields (no context fields in this recording).
@@ -364,7 +341,7 @@ def case_example(wsr, name, exe, args, tmp):
     ok(disc == 0, 'the recording lost no event', disc)
     check_counts(db, stats, bt2_event_count(trace))
     check_tiling(db)
-    check_schedtrace(db, 0.95, name, window_ns=2000000, loose=('spinningthreads',))
+    check_schedtrace(db, name)
     db.close()
     r = run([wsr, 'report', dbpath])
     ok(r.returncode == 0 and 'SCHED ' in r.stdout, 'wsr report on %s' % name, r.stderr)

@@ -1,0 +1,377 @@
+/*
+ * schedcheck.c - the runtime's schedtrace snapshots against the
+ * reconstruction, field by field, with the racing events named (see
+ * schedcheck.h and docs/schema.md, "schedtrace_fields").
+ *
+ * The problem. A snapshot's loads race with the Ms that change what they
+ * read (Go reads them the same way), and every change and its event are two
+ * steps: `runqput` is emitted just before the tail store that makes the G
+ * visible ("pre-announced"); every other change is made first and announced
+ * after ("post-announced": steal, spill, globrunq_get, g_run, the counts
+ * carried by p_idle, spin_stop, m_unpark, ...). So a snapshot and the
+ * reconstruction at the same instant can differ by the changes in flight.
+ *
+ * The rule. Quantity q (a global count, or one P's ring length or
+ * schedtick) was loaded somewhere in its window [b, e] (read_ts of the
+ * snapshot). R = the reconstruction after every event with ts <= b, and the
+ * snapshot's value must equal R plus the changes of some subset of the
+ * events that may have raced with the loads:
+ *   (a) an event on q with b < ts <= e (its change may be on either side);
+ *   (b) a pre-announced event on q with ts <= b whose emitter's next event,
+ *       of any kind, is after b (its store may not have happened yet): -d;
+ *   (c) a post-announced event on q with ts > e whose emitter's previous
+ *       event, spin_stop and steal_scan aside (they come between a change
+ *       and its event), is at or before e (the change may precede the
+ *       loads): +d.
+ * The emitter of sysmon's events (retake, handoff, preempt, schedtrace) and
+ * of other events without an M is one pseudo-M, -1. A field is "explained"
+ * when such a subset exists (a small subset-sum, one per field); the subset
+ * found is listed by event id. Candidates of kind (c) can come long after
+ * the snapshot (an M parked at e), so snapshots are settled at the end.
+ *
+ * Invariants:
+ *   - Events are fed in time order, each with the changes it made to the
+ *     quantities (after minus before, as the reconstruction applied it).
+ *   - Per quantity, a history of the last HIST changes gives R(b); a window
+ *     older than that is reported as not checkable (explained = 0).
+ *   - Memory: HIST entries per quantity, plus per pending snapshot its
+ *     fields and candidates (snapshots are few: one per schedtrace tick).
+ * Concurrency: single-threaded (the deriver's).
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedcheck.h"
+
+#define HIST       512
+#define MAX_CAND   48
+#define MAX_SUM    8192
+
+struct hent {
+	int64_t ts, id, value; /* value after the change */
+	int64_t delta;
+	int64_t next_ts;   /* pre-announced: the emitter's next event (INT64_MAX: none yet) */
+	int64_t prev_qual; /* the emitter's previous event (spin_stop, steal_scan aside) */
+	bool pre;
+};
+
+struct qhist {
+	struct hent h[HIST];
+	int n, head; /* entries h[(head - n + k) % HIST], oldest first */
+	bool dropped; /* older entries were overwritten */
+	int64_t value;
+};
+
+struct emitter {
+	int64_t last_any_ts, last_qual_ts;
+	bool seen;
+	/* its last pre-announced entry (to fill next_ts): quantity, slot */
+	int pre_q, pre_slot;
+};
+
+struct cand {
+	int64_t id, sign_delta;
+};
+
+struct field {
+	int q;
+	int64_t rt, recon, b, e;
+	bool checkable;
+	struct cand c[MAX_CAND];
+	int nc;
+	bool overflow;
+};
+
+struct snap {
+	int64_t id, ts;
+	struct field *f;
+	int nf;
+	struct snap *next;
+};
+
+struct schedcheck {
+	struct qhist *q;
+	int nq;
+	struct emitter *em; /* index m + 1 */
+	int nem;
+	struct snap *pending, **tail;
+	int64_t n_fields, n_unexplained;
+};
+
+struct schedcheck *schedcheck_create(void)
+{
+	struct schedcheck *sc = calloc(1, sizeof(*sc));
+
+	if (sc != NULL)
+		sc->tail = &sc->pending;
+	return sc;
+}
+
+static void snap_free(struct snap *s)
+{
+	free(s->f);
+	free(s);
+}
+
+void schedcheck_destroy(struct schedcheck *sc)
+{
+	if (sc == NULL)
+		return;
+	for (struct snap *s = sc->pending, *n; s != NULL; s = n) {
+		n = s->next;
+		snap_free(s);
+	}
+	free(sc->q);
+	free(sc->em);
+	free(sc);
+}
+
+static int grow_q(struct schedcheck *sc, int q)
+{
+	if (q < sc->nq)
+		return 0;
+	int n = sc->nq == 0 ? 32 : sc->nq;
+	while (n <= q)
+		n *= 2;
+	struct qhist *nq = realloc(sc->q, (size_t)n * sizeof(*nq));
+	if (nq == NULL)
+		return -1;
+	memset(nq + sc->nq, 0, (size_t)(n - sc->nq) * sizeof(*nq));
+	sc->q = nq;
+	sc->nq = n;
+	return 0;
+}
+
+static struct emitter *emitter(struct schedcheck *sc, int32_t m)
+{
+	int k = m < 0 ? 0 : m + 1;
+
+	if (k >= sc->nem) {
+		int n = sc->nem == 0 ? 16 : sc->nem;
+		while (n <= k)
+			n *= 2;
+		struct emitter *ne = realloc(sc->em, (size_t)n * sizeof(*ne));
+		if (ne == NULL)
+			return NULL;
+		memset(ne + sc->nem, 0, (size_t)(n - sc->nem) * sizeof(*ne));
+		sc->em = ne;
+		sc->nem = n;
+	}
+	return &sc->em[k];
+}
+
+static void add_cand(struct field *f, int64_t id, int64_t sd)
+{
+	if (sd == 0)
+		return;
+	if (f->nc == MAX_CAND) {
+		f->overflow = true;
+		return;
+	}
+	f->c[f->nc++] = (struct cand){id, sd};
+}
+
+int schedcheck_event(struct schedcheck *sc, int64_t id, int64_t ts, int32_t m, bool pre,
+		     bool qualifying, const struct sc_change *ch, int nch)
+{
+	struct emitter *em = emitter(sc, m);
+
+	if (em == NULL)
+		return -1;
+	/* Its previous pre-announced change is now surely visible. */
+	if (em->seen && em->pre_q >= 0) {
+		struct hent *h = &sc->q[em->pre_q].h[em->pre_slot];
+		if (h->id >= 0 && h->next_ts == INT64_MAX)
+			h->next_ts = ts;
+		em->pre_q = -1;
+	}
+	int64_t prev_qual = em->seen ? em->last_qual_ts : INT64_MIN;
+	for (int k = 0; k < nch; k++) {
+		if (ch[k].delta == 0)
+			continue;
+		if (grow_q(sc, ch[k].q) < 0)
+			return -1;
+		struct qhist *Q = &sc->q[ch[k].q];
+		Q->value += ch[k].delta;
+		int slot = Q->head;
+		Q->h[slot] = (struct hent){ts, id, Q->value, ch[k].delta, INT64_MAX, prev_qual, pre};
+		Q->head = (Q->head + 1) % HIST;
+		if (Q->n < HIST)
+			Q->n++;
+		else
+			Q->dropped = true;
+		if (pre) {
+			em->pre_q = ch[k].q;
+			em->pre_slot = slot;
+		}
+		/* (c) for the snapshots still waiting: a post-announced change
+		 * whose emitter's previous event is at or before their window. */
+		if (!pre)
+			for (struct snap *s = sc->pending; s != NULL; s = s->next)
+				for (int i = 0; i < s->nf; i++) {
+					struct field *f = &s->f[i];
+					if (f->q == ch[k].q && ts > f->e && prev_qual <= f->e)
+						add_cand(f, id, ch[k].delta);
+				}
+	}
+	if (!em->seen)
+		em->pre_q = -1;
+	em->seen = true;
+	em->last_any_ts = ts;
+	if (qualifying)
+		em->last_qual_ts = ts;
+	return 0;
+}
+
+/* R(b) of quantity q and the candidates of kinds (a) and (b) from its
+ * history; (c) that already happened (ts in (e, now]) too. */
+static void field_open(struct schedcheck *sc, struct field *f)
+{
+	f->checkable = true;
+	f->recon = 0;
+	if (f->q >= sc->nq)
+		return;
+	struct qhist *Q = &sc->q[f->q];
+	bool found = false;
+	for (int k = Q->n - 1; k >= 0; k--) {
+		const struct hent *h = &Q->h[(Q->head - Q->n + k + 2 * HIST) % HIST];
+		if (h->ts <= f->b) {
+			if (!found) {
+				f->recon = h->value;
+				found = true;
+			}
+			if (h->pre && h->next_ts > f->b)
+				add_cand(f, h->id, -h->delta);
+		} else if (h->ts <= f->e) {
+			add_cand(f, h->id, h->delta); /* (a) */
+		}
+	}
+	if (!found && Q->dropped)
+		f->checkable = false; /* the window is older than the history */
+	/* (c) that already happened: between e and the snapshot event (the
+	 * rest of its reads). Later ones come through schedcheck_event. */
+	for (int k = 0; k < Q->n; k++) {
+		const struct hent *h = &Q->h[(Q->head - Q->n + k + 2 * HIST) % HIST];
+		if (h->ts > f->e && !h->pre && h->prev_qual <= f->e)
+			add_cand(f, h->id, h->delta);
+	}
+}
+
+int schedcheck_snapshot(struct schedcheck *sc, int64_t id, int64_t ts, const struct sc_read *rd,
+			int n)
+{
+	struct snap *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return -1;
+	s->f = calloc((size_t)(n > 0 ? n : 1), sizeof(*s->f));
+	if (s->f == NULL) {
+		free(s);
+		return -1;
+	}
+	s->id = id;
+	s->ts = ts;
+	s->nf = n;
+	for (int i = 0; i < n; i++) {
+		struct field *f = &s->f[i];
+		f->q = rd[i].q;
+		f->rt = rd[i].value;
+		f->b = rd[i].b;
+		f->e = rd[i].e;
+		field_open(sc, f);
+	}
+	*sc->tail = s;
+	sc->tail = &s->next;
+	return 0;
+}
+
+/* A subset of f's candidates whose changes add up to rt - recon: sums
+ * reachable so far (offset MAX_SUM) with the candidate that first reached
+ * each; *used gets a bit per candidate of the subset. */
+static bool explain(const struct field *f, uint64_t *used)
+{
+	int64_t want = f->rt - f->recon;
+	static int16_t by[2 * MAX_SUM + 1][MAX_CAND + 1];
+	static bool reach[MAX_CAND + 1][2 * MAX_SUM + 1];
+
+	*used = 0;
+	if (want == 0)
+		return true;
+	if (want < -MAX_SUM || want > MAX_SUM || f->nc == 0)
+		return false;
+	memset(reach[0], 0, sizeof(reach[0]));
+	reach[0][MAX_SUM] = true;
+	for (int k = 0; k < f->nc; k++) {
+		memcpy(reach[k + 1], reach[k], sizeof(reach[0]));
+		for (int s = 0; s <= 2 * MAX_SUM; s++) {
+			if (!reach[k][s])
+				continue;
+			int64_t t = s + f->c[k].sign_delta;
+			if (t < 0 || t > 2 * MAX_SUM || reach[k + 1][t])
+				continue;
+			reach[k + 1][t] = true;
+			by[t][k + 1] = (int16_t)s;
+		}
+	}
+	int s = (int)(MAX_SUM + want);
+	if (!reach[f->nc][s])
+		return false;
+	for (int k = f->nc; k > 0; k--) {
+		if (reach[k - 1][s])
+			continue; /* reachable without candidate k-1 */
+		*used |= 1ull << (k - 1);
+		s = by[s][k];
+	}
+	return true;
+}
+
+int schedcheck_finish(struct schedcheck *sc, sc_row_cb cb, void *ctx)
+{
+	char racing[MAX_CAND * 24 + 3];
+
+	for (struct snap *s = sc->pending, *n; s != NULL; s = n) {
+		n = s->next;
+		for (int i = 0; i < s->nf; i++) {
+			const struct field *f = &s->f[i];
+			uint64_t used = 0;
+			bool ok = f->checkable && !f->overflow && explain(f, &used);
+			size_t off = 0;
+			racing[0] = '\0';
+			if (ok && used != 0) {
+				off += (size_t)snprintf(racing + off, sizeof(racing) - off, "[");
+				for (int k = 0; k < f->nc; k++)
+					if (used & (1ull << k))
+						off += (size_t)snprintf(racing + off, sizeof(racing) - off,
+									"%s%" PRId64, off > 1 ? "," : "",
+									f->c[k].id);
+				snprintf(racing + off, sizeof(racing) - off, "]");
+			}
+			struct sc_row row = {s->id, s->ts, f->q, f->rt, f->recon, f->b, f->e,
+					     racing[0] != '\0' ? racing : NULL, ok};
+			sc->n_fields++;
+			if (!ok)
+				sc->n_unexplained++;
+			if (cb(ctx, &row) < 0)
+				return -1;
+		}
+		snap_free(s);
+		sc->pending = n;
+	}
+	sc->tail = &sc->pending;
+	return 0;
+}
+
+int64_t schedcheck_unexplained(const struct schedcheck *sc)
+{
+	return sc->n_unexplained;
+}
+
+int64_t schedcheck_fields(const struct schedcheck *sc)
+{
+	return sc->n_fields;
+}
