@@ -231,17 +231,17 @@ static void schedtrace_read(struct wsr_tp_schedtrace *st, uint32_t *runq, uint32
 /* Prints one schedtrace (and scheddetail) block from what schedtrace_read saw;
  * caller holds sched.lock. */
 static void schedtrace_print(FILE *f, bool detailed, const struct wsr_tp_schedtrace *st,
-			     const uint32_t *runq, int64_t now)
+			     const uint32_t *runq)
 {
 	int32_t i;
 	struct wsr_m *mp;
 
-	/* As Go's: milliseconds since the runtime started (wsr_main), the
-	 * instant of the trace's init event, which `wsr report` counts from. */
+	/* As Go's: milliseconds since the runtime started (wsr_main: the init
+	 * event), at the first read of the snapshot (read_ts[0]). */
 	fprintf(f,
 		"SCHED %lldms: gomaxprocs=%d idleprocs=%d threads=%d spinningthreads=%d "
 		"needspinning=%d idlethreads=%d runqueue=%d",
-		(long long)((now - wsr__sched.starttime) / 1000000), st->gomaxprocs, st->idleprocs,
+		(long long)((st->read_ts[0] - wsr__sched.starttime) / 1000000), st->gomaxprocs, st->idleprocs,
 		st->threads, st->spinning, st->needspinning, st->idlethreads, st->runqueue);
 	if (detailed) {
 		fprintf(f, " gcwaiting=false nmidlelocked=0 stopwait=0 sysmonwait=false\n");
@@ -310,7 +310,6 @@ void wsr__schedtrace(bool detailed)
 	uint32_t *runq = stackq, *ticks = stackt;
 	int64_t *read_ts = stackr;
 	struct wsr_tp_schedtrace st;
-	int64_t now;
 
 	if (wsr__sched.gomaxprocs > 64) {
 		size_t n = (size_t)wsr__sched.gomaxprocs;
@@ -323,12 +322,11 @@ void wsr__schedtrace(bool detailed)
 	}
 	/* Like Go, under sched.lock: the idle lists and the global queue are still. */
 	wsr__lock(&wsr__sched.lock);
-	now = wsr__nanotime();
 	schedtrace_read(&st, runq, ticks, read_ts);
 	/* The event first, right after the reads: its timestamp is then as close
 	 * as can be to the snapshot the analyzer cross-checks it against. */
 	WSR_TRACE(schedtrace, &wsr__sysmon_stats, -1, -1, &st);
-	schedtrace_print(stderr, detailed, &st, runq, now);
+	schedtrace_print(stderr, detailed, &st, runq);
 	wsr__unlock(&wsr__sched.lock);
 out:
 	if (runq != stackq) {

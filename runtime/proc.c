@@ -1112,7 +1112,6 @@ int wsr_main(int (*main_fn)(void *), void *arg)
 	wsr__max_spinning = 0;
 	wsr__lock_init(&wsr__sched.lock);
 	wsr__lock_init(&wsr__sched.gflock);
-	wsr__sched.starttime = wsr__nanotime();
 	wsr__debug_init();
 	wsr__stack_boot();
 	nprocs = default_procs();
@@ -1136,6 +1135,9 @@ int wsr_main(int (*main_fn)(void *), void *arg)
 	m0->is_m0 = true;
 	m0->thread = pthread_self();
 	wsr__minit(m0);
+	/* The origin of the SCHED lines, as close as can be to the init event's
+	 * time, which is the origin of `wsr report`'s. */
+	wsr__sched.starttime = wsr__nanotime();
 	WSR_TRACE(init, &m0->stats, -1, m0->id, nprocs, WSR_RUNQ_SIZE, WSR_VERSION);
 	wsr__procinit(nprocs);
 	wsr__acquirep(m0, &wsr__sched.allp[0]);

@@ -8,7 +8,7 @@
 #       schedtrace events in 100% of snapshots, interval tables tile time,
 #       report/check/diff in every format.
 #   test_analyzer.py WSR SIM example NAME EXE ARGS...
-#       a libwsr example under WSRDEBUG=stats=1,schedtrace=1: counts ==
+#       a libwsr example under WSRDEBUG=stats=1,schedtrace=2: counts ==
 #       stats line, events == babeltrace2, gomaxprocs and threads exact,
 #       the other schedtrace fields exact in >= 95% of snapshots and within 1
 #       in the rest, tiling, report.
@@ -98,6 +98,41 @@ def check_counts(db, stats, events_in_trace):
        'steals table rows == steal events')
 
 
+def check_m_tids(db):
+    """Every M's tid is its own (a real runtime: one thread per M)."""
+    # Every M's tid is its own: the vtid of every event it emits itself
+    # (sysmon emits retake, handoff, preempt, schedtrace; a waker may emit a
+    # woken M's spin_start), one tid per M, and M0's is the process's.
+    wrong = db.execute(
+        "SELECT e.m, m.tid, e.tid, e.name FROM events e JOIN m ON m.m = e.m WHERE e.m >= 0 AND "
+        "e.name NOT IN ('retake', 'handoff', 'preempt', 'schedtrace', 'spin_start') AND "
+        "e.tid IS NOT m.tid LIMIT 5").fetchall()
+    ok(not wrong, 'm.tid is the thread of every event the M emits itself', wrong)
+    dup = db.execute('SELECT tid, count(*) FROM m GROUP BY tid HAVING count(*) > 1').fetchall()
+    ok(not dup, 'one tid per M', dup)
+    m0 = db.execute('SELECT tid, (SELECT vpid FROM events LIMIT 1) FROM m WHERE m = 0').fetchone()
+    ok(m0 is None or m0[0] == m0[1], "M0's tid is the process id", m0)
+    early = db.execute('SELECT m.m, m.created_ts, min(s.start_ts) FROM m JOIN m_state s USING (m) '
+                       'GROUP BY m.m HAVING min(s.start_ts) < m.created_ts').fetchall()
+    ok(not early, 'no M has an interval before it was created', early)
+
+
+def check_sched_labels(db, stderr, ctx):
+    """The live "SCHED Nms" lines and the trace's schedtrace events name the
+    same instants: N is whole ms from the runtime's start (taken just before
+    its init event) to the snapshot's first read (read_ts[0])."""
+    live = [int(x) for x in re.findall(r'^SCHED (\d+)ms:', stderr, re.M)]
+    init = db.execute("SELECT min(ts) FROM events WHERE name = 'init'").fetchone()[0]
+    ev = [json.loads(x)['read_ts'][0] - init for (x,) in db.execute(
+        "SELECT extra FROM events WHERE name = 'schedtrace' ORDER BY ts")]
+    ok(len(live) == len(ev) and len(ev) > 0, '%s: one live SCHED line per schedtrace event'
+       % ctx, (len(live), len(ev)))
+    # N = floor((read_ts[0] - start) / 1 ms), and the runtime's start precedes
+    # init's own clock read by the time of one tracepoint call (< 50 us).
+    off = [(n, t) for n, t in zip(live, ev) if not -50000 <= t - n * 1000000 < 1000000]
+    ok(not off, '%s: each SCHED label is the ms of its snapshot since init' % ctx, off[:5])
+
+
 def check_tiling(db):
     end = db.execute("SELECT value FROM meta WHERE key = 'end_ts'").fetchone()[0]
     for table, key in (('p_state', 'p'), ('m_state', 'm')):
@@ -164,14 +199,14 @@ def check_schedtrace(db, ctx, exact=False):
        '%s: each of %d snapshots has its %d fields checked' % (ctx, n_snap, 5 + 2 * gmp),
        per_snap[:5])
     # The runtime's values in schedtrace_fields are the event's.
-    mism = db.execute(
-        "SELECT f.snap_id, f.field, f.p, f.rt FROM schedtrace_fields f JOIN ev_schedtrace e "
-        "ON e.id = f.snap_id WHERE f.rt IS NOT CASE f.field "
-        "WHEN 'idleprocs' THEN e.idleprocs WHEN 'threads' THEN e.threads "
-        "WHEN 'spinningthreads' THEN e.spinningthreads WHEN 'idlethreads' THEN e.idlethreads "
-        "WHEN 'runqueue' THEN e.runqueue "
-        "WHEN 'runq' THEN json_extract(e.runq, '$[' || f.p || ']') "
-        "ELSE json_extract(e.schedticks, '$[' || f.p || ']') END LIMIT 5").fetchall()
+    snaps = {}
+    for sid, extra in db.execute("SELECT id, extra FROM events WHERE name = 'schedtrace'"):
+        snaps[sid] = json.loads(extra)
+    mism = []
+    for sid, field, p, rt in db.execute('SELECT snap_id, field, p, rt FROM schedtrace_fields'):
+        v = snaps[sid][field][p] if p is not None else snaps[sid][field]
+        if v != rt:
+            mism.append((sid, field, p, rt, v))
     ok(not mism, '%s: schedtrace_fields holds the runtime\'s values' % ctx, mism)
     for field, n, same, expl in db.execute(
             'SELECT field, count(*), sum(rt = recon), sum(explained) FROM schedtrace_fields '
@@ -329,7 +364,7 @@ def case_sim(wsr, sim, tmp):
 def case_example(wsr, name, exe, args, tmp):
     trace = os.path.join(tmp, 'trace')
     rc, _, err = lttrec.record(trace, [exe] + args,
-                               env={'WSRDEBUG': 'stats=1,schedtrace=1'})
+                               env={'WSRDEBUG': 'stats=1,schedtrace=2'})
     ok(rc == 0, '%s ran' % name, err[-500:])
     stats = lttrec.stats_line(err)
     dbpath = os.path.join(tmp, name + '.db')
@@ -341,7 +376,9 @@ def case_example(wsr, name, exe, args, tmp):
     ok(disc == 0, 'the recording lost no event', disc)
     check_counts(db, stats, bt2_event_count(trace))
     check_tiling(db)
+    check_m_tids(db)
     check_schedtrace(db, name)
+    check_sched_labels(db, err, name)
     db.close()
     r = run([wsr, 'report', dbpath])
     ok(r.returncode == 0 and 'SCHED ' in r.stdout, 'wsr report on %s' % name, r.stderr)
@@ -511,6 +548,10 @@ def decoded_events(trace):
             if line.startswith('wsr:init:'):
                 ok_ids = ok_ids and ids.group(1) == ids.group(2)
         line = re.sub(r'vtid = \d+, vpid = \d+', 'vtid = T, vpid = P', line)
+        # schedtrace's read times are clock readings of each run: their
+        # count must agree, not their values.
+        line = re.sub(r'read_ts = \[.*\] \}$',
+                      lambda m: re.sub(r'\] = \d+', '] = R', m.group(0)), line)
         out.append(line)
     ok(ok_ids and len(vpids) == 1 and min(vpids) > 0,
        '%s: every event carries a vtid and the one vpid, init the main thread\'s'

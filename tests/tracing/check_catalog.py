@@ -90,8 +90,17 @@ def parse_header(path):
 def parse_page(path):
     text = open(path, encoding='utf-8').read()
     events, enums = {}, {}
+    # The catalog is the table whose header is "| event | fields after ...";
+    # other tables on the page (who emits what) are not read.
+    in_catalog = False
     for line in text.splitlines():
-        m = re.match(r'\|\s*`(\w+)`\s*\|([^|]*)\|', line)
+        if line.startswith('| event |'):
+            in_catalog = 'fields after' in line
+            continue
+        if not line.startswith('|'):
+            in_catalog = in_catalog and line.strip() == ''
+            continue
+        m = re.match(r'\|\s*`(\w+)`\s*\|([^|]*)\|', line) if in_catalog else None
         if not m:
             continue
         fields = []
