@@ -291,7 +291,7 @@ struct derive {
 	/* the schedtrace cross-check (see "schedtrace check") */
 	struct schedcheck *sc;
 	/* Gs whose state became unknown through lost events (see "losses") */
-	uint64_t gs_lost;
+	uint64_t loss_repairs;
 	struct wsr_err *sc_err; /* for sq_row, during derive_finish */
 };
 
@@ -697,8 +697,10 @@ static struct gs *g_get(struct derive *dv, int64_t g, int64_t ts, struct wsr_err
  * running any more (another G runs on its P or M, its P goes idle, its M
  * parks or spins), its interval is closed as cut (cut = 1) and the G is
  * `unknown` until its next event; a G that is run again while "running"
- * has its interval cut too. In a lossless trace none of this happens
- * (meta.gs_lost counts the times it did). */
+ * has its interval cut too. Likewise a P that an M holds is not idle (a
+ * lost p_busy), and an M that runs a G neither spins nor is in a call (a
+ * lost spin_stop or syscall_exit). In a lossless trace none of this
+ * happens (meta.loss_repairs counts the times it did). */
 
 /* G e's open interval ends at ts as cut by a loss; e is `unknown` after it. */
 static int g_lose(struct derive *dv, struct gs *e, int64_t ts, struct wsr_err *err)
@@ -715,7 +717,7 @@ static int g_lose(struct derive *dv, struct gs *e, int64_t ts, struct wsr_err *e
 	e->p = e->m = -1;
 	e->reason = NULL;
 	e->pending_ready = false;
-	dv->gs_lost++;
+	dv->loss_repairs++;
 	return 0;
 }
 
@@ -1338,7 +1340,12 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 		return -1;
 	if (!foreign_pm && m >= 0 && p >= 0 && r->ev != EV_P_IDLE && r->ev != EV_P_BUSY &&
 	    r->ev != EV_M_UNPARK) {
-		if (assoc(dv, m, p, ts, err) < 0)
+		if (dv->ps[p].idle) {
+			/* M m holds it: its p_busy was lost (see "losses"). */
+			dv->ps[p].idle = false;
+			dv->loss_repairs++;
+		}
+		if (assoc(dv, m, p, ts, err) < 0 || p_set(dv, p, ts, err) < 0)
 			return -1;
 	} else if (!foreign_pm && m >= 0 && dv->ms[m].parked && r->ev != EV_M_PARK &&
 		   r->ev != EV_M_UNPARK) {
@@ -1489,9 +1496,17 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 			return -1;
 		dv->ps[p].curg = r->g;
 		if (m >= 0) {
+			struct ms *M = &dv->ms[m];
 			if (m_evict(dv, m, r->g, ts, err) < 0)
 				return -1;
-			dv->ms[m].curg = r->g;
+			M->curg = r->g;
+			if (M->spinning || M->insyscall) {
+				/* Its spin_stop or syscall_exit was lost. */
+				M->spinning = M->insyscall = false;
+				dv->loss_repairs++;
+				if (m_set(dv, m, ts, err) < 0 || p_set(dv, p, ts, err) < 0)
+					return -1;
+			}
 		}
 		if (P->pending_once) {
 			P->pending_once = false;
@@ -1499,7 +1514,12 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 			P->runnext = 0;
 		} else if (r->a1 == WSR_SOURCE_LOCAL ||
 			   ((r->a1 == WSR_SOURCE_NETPOLL || r->a1 == WSR_SOURCE_TIMER) &&
-			    e->q == Q_RING)) {
+			    e->q != Q_NONE)) {
+			/* A G readied by a timer or the poller keeps that source
+			 * wherever it was queued: not the one run at once (above),
+			 * not runnext, so from this ring, where a global get or a
+			 * steal may have moved it (q still says where it was put).
+			 * Q_NONE: the poller ran it directly, from no queue. */
 			if (P->ring > 0)
 				P->ring--;
 		}
@@ -2323,7 +2343,7 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 		{"idle_while_global_ns", dv->idle_global_ns, true},
 		{"idle_while_runnable_ns", dv->idle_runnable_ns, true},
 		{"spins_found", (int64_t)dv->spins_found, true},
-		{"gs_lost", (int64_t)dv->gs_lost, true},
+		{"loss_repairs", (int64_t)dv->loss_repairs, true},
 		{"schedtrace_fields", schedcheck_fields(dv->sc), true},
 		{"schedtrace_unexplained", schedcheck_unexplained(dv->sc), true},
 		{"other_process_events", (int64_t)dv->skipped_other_vpid, dv->want_vpid > 0},
