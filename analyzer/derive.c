@@ -750,6 +750,27 @@ static int m_evict(struct derive *dv, int m, int64_t g, int64_t ts, struct wsr_e
 	return 0;
 }
 
+/* The emitter M m holds P p (-1: none) at ts: a G still "running" on M m
+ * elsewhere, or on P p with another M, lost its g_stop. */
+static int held_repair(struct derive *dv, int m, int p, int64_t ts, struct wsr_err *err)
+{
+	struct gs *o;
+
+	if (m < dv->nm && dv->ms[m].curg != 0) {
+		o = g_find(dv, dv->ms[m].curg);
+		if (o != NULL && o->state == GS_RUNNING && o->m == m && o->p != p &&
+		    g_lose(dv, o, ts, err) < 0)
+			return -1;
+	}
+	if (p >= 0 && p < dv->np && dv->ps[p].curg != 0) {
+		o = g_find(dv, dv->ps[p].curg);
+		if (o != NULL && o->state == GS_RUNNING && o->p == p && o->m != m &&
+		    g_lose(dv, o, ts, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* ---- P and M ---- */
 
 static int p_ensure(struct derive *dv, int p, struct wsr_err *err)
@@ -1338,8 +1359,11 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 	}
 	if (p_known(dv, p, ts, err) < 0)
 		return -1;
-	if (!foreign_pm && m >= 0 && p >= 0 && r->ev != EV_P_IDLE && r->ev != EV_P_BUSY &&
-	    r->ev != EV_M_UNPARK) {
+	bool holds = !foreign_pm && m >= 0 && r->ev != EV_P_IDLE && r->ev != EV_P_BUSY &&
+		     r->ev != EV_M_UNPARK;
+	if (holds && held_repair(dv, m, p, ts, err) < 0)
+		return -1;
+	if (holds && p >= 0) {
 		if (dv->ps[p].idle) {
 			/* M m holds it: its p_busy was lost (see "losses"). */
 			dv->ps[p].idle = false;

@@ -580,3 +580,21 @@ WSR_TEST(derive_lost_p_busy_and_spin_stop)
 		  1);
 	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'loss_repairs'"), 2);
 }
+
+/* Losses: an M seen holding another P no longer runs the G it ran on its
+ * old one (that G's g_stop was lost). */
+WSR_TEST(derive_lost_g_stop_m_moved)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(2), I(256));
+	EV(EV_P_IDLE, 101, 1, 0, I(1));
+	EV(EV_G_CREATE, 110, 0, 0, I(1), I(0));
+	EV(EV_RUNQPUT, 111, 0, 0, I(1), I(0), I(0), I(1));
+	EV(EV_G_RUN, 120, 0, 0, I(1), I(WSR_SOURCE_LOCAL), I(0));
+	/* lost: G1's g_stop, p_idle of P0, p_busy of P1 */
+	EV(EV_STEAL_SCAN, 130, 1, 0, I(4), I(1), I(0));
+	finish();
+	ASSERT_EQ(q1("SELECT end_ts FROM g_state WHERE g = 1 AND state = 'running'"), 130);
+	ASSERT_EQ(q1("SELECT cut FROM g_state WHERE g = 1 AND state = 'running'"), 1);
+	ASSERT_EQ(q1("SELECT count(*) FROM g_state WHERE g = 1 AND state = 'unknown'"), 1);
+}
