@@ -2173,6 +2173,13 @@ int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra, st
 		err_push(err, "out of memory");
 		return -1;
 	}
+	/* A waker lowers nmidle before this M's m_unpark (schedcheck.c, (d)). */
+	if (r->ev == EV_M_PARK && r->m >= 0 &&
+	    schedcheck_pending(dv->sc, r->m, SQ_IDLETHREADS, -1, (int64_t)dv->events - 1, r->ts) <
+		    0) {
+		err_push(err, "out of memory");
+		return -1;
+	}
 	if (r->ev == EV_SCHEDTRACE)
 		return sq_snapshot(dv, r, extra, err);
 	return 0;

@@ -24,7 +24,12 @@
  *       and its event), is at or before e (the change may precede the
  *       loads): +d.
  * The emitter of sysmon's events (retake, handoff, preempt, schedtrace) and
- * of other events without an M is one pseudo-M, -1. A field is "explained"
+ * of other events without an M is one pseudo-M, -1. One change is made by
+ * another thread on an M's behalf and announced by the M itself: a waker
+ * lowers nmidle before the woken M emits m_unpark. When the trace ends
+ * before that m_unpark (the program crashed or exited meanwhile), the M's
+ * m_park stands for it: (d) a parked M with no later event, -1 on
+ * idlethreads for a window after its m_park. A field is "explained"
  * when such a subset exists (a small subset-sum, one per field); the subset
  * found is listed by event id. Candidates of kind (c) can come long after
  * the snapshot (an M parked at e), so snapshots are settled at the end.
@@ -72,6 +77,9 @@ struct emitter {
 	bool seen;
 	/* its last pre-announced entry (to fill next_ts): quantity, slot */
 	int pre_q, pre_slot;
+	/* (d): a change another thread may make for it before its next event */
+	int pend_q;
+	int64_t pend_delta, pend_id, pend_ts;
 };
 
 struct cand {
@@ -183,6 +191,7 @@ int schedcheck_event(struct schedcheck *sc, int64_t id, int64_t ts, int32_t m, b
 
 	if (em == NULL)
 		return -1;
+	em->pend_q = -1;
 	/* Its previous pre-announced change is now surely visible. */
 	if (em->seen && em->pre_q >= 0) {
 		struct hent *h = &sc->q[em->pre_q].h[em->pre_slot];
@@ -262,6 +271,20 @@ static void field_open(struct schedcheck *sc, struct field *f)
 	}
 }
 
+int schedcheck_pending(struct schedcheck *sc, int32_t m, int q, int64_t delta, int64_t id,
+		       int64_t ts)
+{
+	struct emitter *em = emitter(sc, m);
+
+	if (em == NULL)
+		return -1;
+	em->pend_q = q;
+	em->pend_delta = delta;
+	em->pend_id = id;
+	em->pend_ts = ts;
+	return 0;
+}
+
 int schedcheck_snapshot(struct schedcheck *sc, int64_t id, int64_t ts, const struct sc_read *rd,
 			int n)
 {
@@ -334,6 +357,16 @@ int schedcheck_finish(struct schedcheck *sc, sc_row_cb cb, void *ctx)
 {
 	char racing[MAX_CAND * 24 + 3];
 
+	/* (d): changes still owed at the end of the trace. */
+	for (int k = 0; k < sc->nem; k++) {
+		const struct emitter *em = &sc->em[k];
+		if (!em->seen || em->pend_q < 0)
+			continue;
+		for (struct snap *s = sc->pending; s != NULL; s = s->next)
+			for (int i = 0; i < s->nf; i++)
+				if (s->f[i].q == em->pend_q && s->f[i].e >= em->pend_ts)
+					add_cand(&s->f[i], em->pend_id, em->pend_delta);
+	}
 	for (struct snap *s = sc->pending, *n; s != NULL; s = n) {
 		n = s->next;
 		for (int i = 0; i < s->nf; i++) {

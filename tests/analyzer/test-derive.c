@@ -598,3 +598,37 @@ WSR_TEST(derive_lost_g_stop_m_moved)
 	ASSERT_EQ(q1("SELECT cut FROM g_state WHERE g = 1 AND state = 'running'"), 1);
 	ASSERT_EQ(q1("SELECT count(*) FROM g_state WHERE g = 1 AND state = 'unknown'"), 1);
 }
+
+/* A waker lowers nmidle before the woken M's m_unpark; when the trace ends
+ * first (a crash), that M's m_park explains the snapshot's lower count. An
+ * M that emits again explains nothing that way. */
+WSR_TEST(derive_schedtrace_unpark_never_emitted)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(2), I(256));
+	EV(EV_P_IDLE, 101, 1, 0, I(1));
+	EV(EV_M_CREATE, 102, 0, 0, I(1));
+	EV(EV_M_PARK, 110, -1, 1, I(1), I(-1));
+	ASSERT_EQ(sched_ev(121, "{\"gomaxprocs\":2,\"idleprocs\":1,\"threads\":2,"
+				"\"spinningthreads\":0,\"needspinning\":0,\"idlethreads\":0,"
+				"\"runqueue\":0,\"runq\":[0,0],\"schedticks\":[0,0],"
+				"\"read_ts\":[120,120]}"),
+		  0);
+	EV(EV_STEAL_SCAN, 130, 0, 0, I(4), I(1), I(0)); /* M0 goes on: nothing owed */
+	ASSERT_EQ(sched_ev(141, "{\"gomaxprocs\":2,\"idleprocs\":1,\"threads\":2,"
+				"\"spinningthreads\":0,\"needspinning\":0,\"idlethreads\":2,"
+				"\"runqueue\":0,\"runq\":[0,0],\"schedticks\":[0,0],"
+				"\"read_ts\":[140,140]}"),
+		  0);
+	finish();
+	ASSERT_EQ(q1("SELECT explained FROM schedtrace_fields WHERE snap_ts = 121 AND field = "
+		     "'idlethreads'"),
+		  1);
+	ASSERT_EQ(q1("SELECT e.name = 'm_park' FROM schedtrace_fields f, json_each(f.racing) j "
+		     "JOIN events e ON e.id = j.value WHERE f.snap_ts = 121 AND f.field = "
+		     "'idlethreads'"),
+		  1);
+	ASSERT_EQ(q1("SELECT explained FROM schedtrace_fields WHERE snap_ts = 141 AND field = "
+		     "'idlethreads'"),
+		  0);
+}
