@@ -270,7 +270,7 @@ struct derive {
 	struct stream_info streams[MAX_STREAMS];
 
 	uint64_t events, wsr_events, foreign_events, schedtraces, spins_found;
-	uint64_t discarded_events, discarded_packets, discarded_records;
+	uint64_t discarded_events, discarded_packets, discarded_records, discarded_uncounted;
 	int64_t first_ts, last_ts;
 	bool any_ts;
 	uint64_t per_ev[EV_COUNT + 2];
@@ -2111,6 +2111,8 @@ int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra, st
 		if (step(dv, ST_DISCARDED, err) < 0)
 			return -1;
 		dv->discarded_records++;
+		if (!(r->flags & REC_F_A2))
+			dv->discarded_uncounted++;
 		if (ev)
 			dv->discarded_events += (r->flags & REC_F_A2) ? (uint64_t)r->a2 : 1;
 		else
@@ -2368,6 +2370,7 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 		{"discarded_events", (int64_t)dv->discarded_events, true},
 		{"discarded_packets", (int64_t)dv->discarded_packets, true},
 		{"discarded_records", (int64_t)dv->discarded_records, true},
+		{"discarded_uncounted", (int64_t)dv->discarded_uncounted, true},
 		{"g_count", (int64_t)dv->gtotal, true},
 		{"g_live_peak", (int64_t)dv->gpeak, true},
 		{"schedtrace_interval_ns", nice_interval(duration), true},
