@@ -14,6 +14,19 @@
 #       in the rest, tiling, report.
 #   test_analyzer.py WSR SIM bad-input
 #       every bad-input case: exit 2, its message, no database left behind.
+#   test_analyzer.py WSR SIM cut-stream
+#       a `wsr run --lossless` trace with a stream cut at a packet boundary,
+#       emptied, without its first packet, removed or cut with its index, an
+#       index cut mid-entry: exit 2, how many packets are missing; a trace
+#       without init: ingested, meta.init_missing, "gomaxprocs unknown".
+#   test_analyzer.py WSR SIM cli ENDINGS SRCROOT
+#       how `wsr run` and every report format tell the program (with its
+#       args) and its end (exit from a G, deadlock, abort; the report on
+#       stderr, WSRDEBUG=stats=1 at exit), --force on other files, databases
+#       without meta, a read-only output directory, the ingest's progress
+#       phases on a pty, stale and live temporary files (SIGKILL, SIGSTOP),
+#       diff warnings, every --help against the getopt_long tables in
+#       SRCROOT/analyzer, kill -9 of `wsr run` and of its process group.
 #   test_analyzer.py WSR SIM gather SIM_STOCK
 #       the same simulation through the gathering probes (one ring-buffer
 #       write per event, tracepoints/wsr_tp_write.h) and through LTTng's stock
