@@ -3,7 +3,7 @@
  *
  * Invariants:
  *   - A database under construction is written with journal_mode=OFF and
- *     synchronous=OFF: it is a temporary file (X.db.tmp) that is renamed
+ *     synchronous=OFF: it is a temporary file (X.db.PID.tmp, ingest.c) that is renamed
  *     only after the final COMMIT succeeded, so a crash leaves no database
  *     under the final name and durability of the tmp file does not matter.
  *     The rename is followed by fsync of the file (ingest.c).

@@ -4,7 +4,11 @@
  * Design. Three stages, two processes:
  *   1. precheck (this process): the directory exists, holds CTF metadata,
  *      the metadata is complete (packet sizes fit the file, braces balance)
- *      and, for LTTng's stream layout, every stream packet fits its file.
+ *      and, for LTTng's stream layout, every stream packet fits its file,
+ *      is the one its packet index lists there, and every indexed packet is
+ *      there; wsr-run.json, when the trace has one, must agree on the count
+ *      of packets and bytes (a stream cut at a packet boundary decodes
+ *      without any error: only the index and the run record tell).
  *      Babeltrace 2.0.4 loops forever on some truncated metadata and aborts
  *      on some corrupted packet headers, so most bad input is caught here
  *      with a precise message before bt2 ever sees it.
@@ -14,8 +18,8 @@
  *      crash (abort) is reported as a corrupted trace: what is left of bt2's
  *      misbehaviour cannot take the analyzer down or hang it.
  *   3. derive (this process): derive.c validates each record and writes the
- *      rows into OUT.tmp inside one transaction; indexes are built at the
- *      end, then OUT.tmp is renamed to OUT.
+ *      rows into OUT.PID.tmp inside one transaction; indexes are built at the
+ *      end, then OUT.PID.tmp is renamed to OUT.
  * The two processes also run in parallel on the two cores: decoding and
  * SQLite insertion overlap.
  * Rejected: a second SQLite writer (the child writing `events` into the
@@ -26,8 +30,10 @@
  *
  * Invariants:
  *   - OUT is created only by the final rename(); on any failure or on
- *     SIGINT/SIGTERM/SIGHUP the temporary file is removed. An existing OUT
- *     is replaced only with --force.
+ *     SIGINT/SIGTERM/SIGHUP the temporary file is removed; after a SIGKILL
+ *     the next ingest to OUT removes it (remove_stale_tmps). An existing OUT
+ *     is replaced only with --force, and only if it is a wsr database.
+ *   - The decoder child dies with this process (PR_SET_PDEATHSIG).
  *   - Exit codes: 0 done; 1 failure (I/O, SQLite); 2 usage error or bad
  *     input (not a trace, empty, no wsr events, truncated, corrupted).
  * Concurrency: single-threaded parent; the child only writes the pipe.
@@ -93,7 +99,6 @@ struct pre {
 	uint64_t stream_bytes;
 	/* packets walked in the LTTng stream files, and their sizes in bytes */
 	uint64_t packets, packet_bytes;
-	int indexed_streams; /* stream files that have an index/NAME.idx */
 	char first_meta[PATH_MAX];
 	char **dirs; /* directories holding a metadata file */
 	int ndirs;
@@ -479,7 +484,6 @@ static int stream_index(struct pre *pr, const char *dir, const char *name,
 	snprintf(path, sizeof(path), "%s/index/%s.idx", dir, name);
 	if (stat(path, &st) != 0)
 		return 0;
-	pr->indexed_streams++;
 	return ctf_index_load(path, ix, nix, pr->err);
 }
 
@@ -780,6 +784,17 @@ static void progress_phase(const struct ingest_opts *o, struct derive *dv, const
  * before) whose process N is gone and whose lock it can take, so a live
  * ingest's file, even one of a stopped process, is never touched.
  */
+/* The directory part of OUT ("." for a bare name, "/" at the root). */
+static void out_dirname(const char *out, char *dir, size_t size)
+{
+	const char *slash = strrchr(out, '/');
+
+	if (slash == NULL)
+		snprintf(dir, size, ".");
+	else
+		snprintf(dir, size, "%.*s", slash > out ? (int)(slash - out) : 1, out);
+}
+
 static int tmp_is_ours(const char *name, const char *base, pid_t *pid)
 {
 	size_t bl = strlen(base);
@@ -806,11 +821,7 @@ static void remove_stale_tmps(const char *out)
 	struct dirent *de;
 	DIR *d;
 
-	if (slash == NULL)
-		snprintf(dir, sizeof(dir), ".");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - out) > 0 ? (int)(slash - out) : 1,
-			 out);
+	out_dirname(out, dir, sizeof(dir));
 	d = opendir(dir);
 	if (d == NULL)
 		return;
@@ -846,12 +857,7 @@ static int tmp_create(const char *tmp, const char *out, struct wsr_err *err)
 	if (fd < 0) {
 		int e = errno;
 		char dir[PATH_MAX];
-		const char *slash = strrchr(out, '/');
-		if (slash == NULL)
-			snprintf(dir, sizeof(dir), ".");
-		else
-			snprintf(dir, sizeof(dir), "%.*s",
-				 (int)(slash - out) > 0 ? (int)(slash - out) : 1, out);
+		out_dirname(out, dir, sizeof(dir));
 		if (e == EACCES || e == EROFS || e == EPERM)
 			err_push(err,
 				 "cannot write the database %s: the directory %s is not "
@@ -935,6 +941,7 @@ int ingest_trace(const char *dir, const char *out, const struct ingest_opts *o,
 	 * effort: the limit may be lower (/proc/sys/fs/pipe-max-size). */
 	(void)fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
 	fflush(NULL);
+	pid_t parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		err_push(err, "fork: %s", strerror(errno));
@@ -943,9 +950,9 @@ int ingest_trace(const char *dir, const char *out, const struct ingest_opts *o,
 	if (pid == 0) {
 		close(fds[0]);
 		close(lock_fd);
-		/* Killed with the parent, whatever kills it. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() == 1)
+		/* Killed with the parent, whatever kills it (a parent that died
+		 * before the prctl is seen by the check after it). */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
 			_exit(1);
 		/* bt2 may print assertion failures: keep them off the user's terminal
 		 * unless asked; the parent reports a crash itself. */
