@@ -6,12 +6,15 @@
  * The sequence, and why:
  *   1. Find a session daemon (`lttng list`), else start one and remember
  *      its pid: only a daemon we started is stopped, and only when it holds
- *      no other session at the end.
+ *      no other session at the end. Destroy the sessions of earlier wsr
+ *      runs that were killed with their watchdog (record_sweep_orphans),
+ *      then start this run's watchdog, which cleans up if we are SIGKILLed.
  *   2. Create a uniquely named session (wsr-PID-SECONDS-NANOS) writing to
  *      DIR, one per-UID channel "wsr" (4 MiB x 8 sub-buffers by default,
  *      blocking with --lossless), enable wsr:* (vtid and vpid are payload fields).
  *   3. Fork PROGRAM paused: the child blocks on a pipe before exec, so the
- *      session can track its vpid alone and start before its first event.
+ *      session can track its vpid alone and start before its first event;
+ *      PR_SET_PDEATHSIG makes it die with us.
  *      Two concurrent `wsr run`s therefore never see each other's events.
  *   4. Release it with LTTNG_UST_REGISTER_TIMEOUT=-1 in its environment
  *      (unless the user set one): lttng-ust then waits in its constructor
@@ -30,8 +33,8 @@
  *   7. Write DIR/wsr-run.json (program, argv, vpid, exit status, wall time,
  *      channel geometry, losses): the trace does not name the program.
  *   8. run_postprocess(): ingest + report when the analyzer has them (and
- *      no --no-ingest), else print the trace path and what the trace holds
- *      (trace_stats_read()).
+ *      no --no-ingest), both on our stderr (stdout is PROGRAM's), else print
+ *      the trace path and what the trace holds (trace_stats_read()).
  *
  * Exit status: PROGRAM's own (128 + n when killed by signal n), except 2 for
  * a usage error, 1 when recording failed before PROGRAM ran or when PROGRAM
