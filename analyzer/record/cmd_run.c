@@ -714,8 +714,12 @@ restore:
 	if (!child_ran)
 		goto out;
 	wall_s = (double)(t_end.tv_sec - t_start.tv_sec) + (double)(t_end.tv_nsec - t_start.tv_nsec) / 1e9;
-	fprintf(stderr, PREFIX ": %s exited with status %d after %.3f s\n", prog_argv[0], exit_code,
-		wall_s);
+	if (WIFSIGNALED(status))
+		fprintf(stderr, PREFIX ": %s was killed by signal %d (%s) after %.3f s\n",
+			prog_argv[0], WTERMSIG(status), strsignal(WTERMSIG(status)), wall_s);
+	else
+		fprintf(stderr, PREFIX ": %s exited with status %d after %.3f s\n", prog_argv[0],
+			exit_code, wall_s);
 	if (trace_index_read(&err, dir, &ix) != 0) {
 		err_push(&err, "reading the packet indexes of %s", dir);
 		goto fail;

@@ -720,6 +720,9 @@ def case_cli(wsr, sim, endings, srcroot, tmp):
         if mode[0] != 'abort':
             ok('wsr stats:' in r.stderr, '%s: WSRDEBUG=stats=1 printed its line' % what,
                r.stderr[-600:])
+        else:
+            ok('wsr run: %s was killed by signal %d' % (endings, sig) in r.stderr,
+               '%s: wsr run says the program was killed by a signal' % what, r.stderr[-600:])
         m = meta(os.path.join(d, 'trace.db'))
         ok(m.get('exit_status') == rc_want and m.get('exit_signal') == sig,
            '%s: meta exit_status %d, exit_signal %d' % (what, rc_want, sig),
