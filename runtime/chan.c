@@ -105,9 +105,17 @@ struct wsr_sudog *wsr__waitq_dequeue(struct wsr_waitq *q)
 		else
 			q->last = NULL;
 		sg->next = sg->prev = NULL;
-		/* A select parked on several channels is won by one waker only. */
-		if (sg->selectdone != NULL && !cas_seq(sg->selectdone, &zero, 1))
-			continue;
+		if (sg->selectdone != NULL) {
+			struct wsr_sudog *s;
+
+			/* A select parked on several channels is won by one waker only. */
+			if (!cas_seq(sg->selectdone, &zero, 1))
+				continue;
+			/* The select's other cases on this channel go with it: the
+			 * woken G must not lock this channel again (select.c). */
+			for (s = sg->samec; s != NULL && s != sg; s = s->samec)
+				wsr__waitq_remove(s->isrecv ? &s->c->recvq : &s->c->sendq, s);
+		}
 		return sg;
 	}
 }

@@ -57,6 +57,11 @@ WSR_EXPORT int wsr_chan_send(wsr_chan *c, const void *elem);
 /* 1 with a value, 0 when closed and drained (elem is then zeroed). */
 WSR_EXPORT int wsr_chan_recv(wsr_chan *c, void *elem);
 WSR_EXPORT void wsr_chan_close(wsr_chan *c);
+/* Frees c (NULL: nothing). No G may wait on c or use it afterwards. A G may
+ * free c as soon as its own last operation on c (or wsr_chan_close) has
+ * returned, even when that operation completed a case of another G's
+ * wsr_select, which then never touches c again; any other wsr_select that
+ * lists c uses it until that wsr_select returns. Fatal if a G waits on c. */
 WSR_EXPORT void wsr_chan_free(wsr_chan *c);
 
 enum { WSR_SEND = 1, WSR_RECV = 2 };
