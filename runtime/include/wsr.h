@@ -98,7 +98,12 @@ WSR_EXPORT void *wsr_blocking(void *(*fn)(void *), void *arg);
 WSR_EXPORT void wsr_preempt_point(void);
 
 /* Like read(2) and friends, but park the G (not the thread) until the fd is
- * ready; the fd is made non-blocking. -1 and errno on error. */
+ * ready. -1 and errno on error. Any fd number will do, however it was used
+ * before close(2) freed it: on a socket wsr_read/wsr_write pass MSG_DONTWAIT
+ * and leave its flags alone; any other fd (a pipe, a tty) is made
+ * non-blocking (O_NONBLOCK), checked at every call; wsr_accept makes its
+ * listener, and wsr_connect its socket, non-blocking, and accepted sockets
+ * are created non-blocking. */
 WSR_EXPORT ssize_t wsr_read(int fd, void *buf, size_t n);
 WSR_EXPORT ssize_t wsr_write(int fd, const void *buf, size_t n);
 WSR_EXPORT int wsr_accept(int fd, struct sockaddr *sa, socklen_t *len);
