@@ -7,8 +7,16 @@
  * Gs are scheduled cooperatively: every call below is a yield point, and long
  * loops should call wsr_preempt_point().
  *
- * Environment: WSRMAXPROCS=N (default: the CPUs this process may use) and
- * WSRDEBUG=schedtrace=MS,scheddetail=1,stats=1,stacksize=BYTES,... (see README).
+ * Environment: WSRMAXPROCS=N (default: the CPUs this process may use),
+ * WSRDEBUG=schedtrace=MS,scheddetail=1,stats=1,stacksize=BYTES,... and
+ * WSRTRACEBACK=crash (see README).
+ *
+ * Fatal errors, as in Go: misuse that has no error return (closing a closed
+ * or NULL channel, unlocking an unlocked mutex, a negative waitgroup
+ * counter, wsr_go of NULL, a NULL mutex or waitgroup), a deadlock (every G
+ * blocked for good) and a stack overflow print "wsr: fatal error: ..." (or
+ * the deadlock report) on stderr and exit with status 2; with
+ * WSRTRACEBACK=crash they abort() instead (SIGABRT, for a core dump).
  *
  * This header compiles alone as C99 -pedantic and as C++.
  */
@@ -49,7 +57,9 @@ WSR_EXPORT int wsr_gomaxprocs(void);
 /* The calling G's id (from 1), or -1 outside a G. */
 WSR_EXPORT int64_t wsr_self_id(void);
 
-/* Channels, with Go's semantics. */
+/* Channels, with Go's semantics. Send and receive on a NULL channel block
+ * for ever (a NULL case of wsr_select is never ready); closing NULL is
+ * fatal. */
 typedef struct wsr_chan wsr_chan;
 WSR_EXPORT wsr_chan *wsr_chan_make(size_t elem_size, size_t cap);
 /* 0 when sent, -1 when the channel is closed. */
