@@ -142,7 +142,9 @@ static void *sysmon(void *arg)
 		{
 			int64_t w = wsr__timers_next();
 
-			if (w != 0 && w + 1000000 < now && load_seq(&wsr__lastpoll) != 0 &&
+			/* w may be INT64_MAX (wsr_sleep_ns(INT64_MAX)): compare
+			 * without adding to it. */
+			if (w != 0 && w < now - 1000000 && load_seq(&wsr__lastpoll) != 0 &&
 			    load_seq(&wsr__sched.npidle) > 0)
 				wsr__wakep(NULL);
 		}
