@@ -97,11 +97,14 @@ static int retake(int64_t now)
 			pp->sm_schedwhen = now;
 			break;
 		case SM_RETAKE:
-			/* The slice starts again: a G that gets the P back at once (it
-			 * had nothing to yield to) is not retaken at every look. */
-			pp->sm_schedwhen = now;
-			if (wsr__retake_syscall(pp, now - load_relaxed(&pp->syscallwhen)))
+			if (wsr__retake_syscall(pp, now - load_relaxed(&pp->syscallwhen))) {
+				/* The slice starts again: a G that gets the P back at
+				 * once (it had nothing to yield to) is not retaken at
+				 * every look. (If the G won the race for its P, the
+				 * next look asks it to yield instead.) */
+				pp->sm_schedwhen = now;
 				n++;
+			}
 			break;
 		case SM_NONE:
 			break;
