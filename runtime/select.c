@@ -23,9 +23,10 @@
  *   17: valgrind saw wsr__lock on freed memory; glibc's free-list word in the
  *   freed lock made the G wait on it for ever). A reference count on each
  *   channel held by parked selects would also work, at the price of an atomic
- *   pair per case and a deferred free nobody could observe; doing the fired
- *   channel's clean-up in the waker, which holds that lock anyway, costs
- *   nothing when a channel appears in one case only (samec NULL).
+ *   pair per case and of wsr_chan_free deferring the free to the last
+ *   woken select; doing the fired channel's clean-up in the waker, which
+ *   holds that lock anyway, costs nothing when a channel appears in one case
+ *   only (samec NULL).
  * Concurrency: as chan.c; all the case channels are locked while deciding.
  */
 #include "config.h"
