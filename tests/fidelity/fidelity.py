@@ -106,10 +106,10 @@ def meta(db, key):
     return None if r is None else r[0]
 
 
-def sample(rows):
+def sample(rows, most=MAX_SAMPLES):
     rows = list(rows)
-    s = '\n'.join(str(r) for r in rows[:MAX_SAMPLES])
-    return s + ('\n... %d in all' % len(rows) if len(rows) > MAX_SAMPLES else '')
+    s = '\n'.join(str(r) for r in rows[:most])
+    return s + ('\n... %d in all' % len(rows) if len(rows) > most else '')
 
 
 def record(wsr, tmp, label, exe, args, env_extra, run_args):
@@ -135,7 +135,7 @@ def catalog():
 
 # ---- (a) counts ----------------------------------------------------------------------
 
-def check_counts(db, label, stats, trace):
+def check_counts(db, label, stats, trace, has_stats):
     counts = dict(db.execute('SELECT name, n FROM event_counts'))
     bt = Counter(name for name, _ in check_trace.read_trace(trace))
     names = catalog()
@@ -144,8 +144,9 @@ def check_counts(db, label, stats, trace):
     bad += ['%s: in the database, not in the catalog' % n for n in counts if n not in names]
     ok(not bad, '%s: (a) every per-kind count equals babeltrace2\'s' % label, sample(bad))
     if stats is None:
-        note('%s: (a) no stats line: the process died by a signal, so the runtime\'s counters '
-             'are not printed; compared with babeltrace2 only' % label)
+        note('%s: (a) no stats line (%s): compared with babeltrace2 only' % (
+            label, 'a failure above' if has_stats else
+            'the process dies by a signal, so the runtime prints no counters'))
         return counts
     bad = ['%s: database %d, runtime %d' % (n, counts.get(n, 0), stats.get(n))
            for n in names if counts.get(n, 0) != stats.get(n)]
@@ -352,15 +353,16 @@ def check_schedtrace(db, label, counts, err):
         if has_expl and r['explained'] == 1 and r.get('racing'):
             explained += 1
             continue
-        bad.append('t=%s ns: %s' % (r.get('t'), '; '.join(
-            '%s rt=%s rec=%s' % (f, r['rt_' + f], r[f]) for f in diff)) +
+        bad.append('t=%s ns: %s' % (r.get('t'), ', '.join(
+            ('%s rt=%s != rec=%s' % (f, r[rt], r[f])) if f in diff else '%s %s' % (f, r[f])
+            for f, rt in pairs)) +
             (' (explained=%s racing=%s)' % (r['explained'], r.get('racing')) if has_expl else ''))
     if explained:
         note('%s: (e) %d of %d snapshots differ with the racing event named' % (label, explained,
                                                                                 len(rows)))
     ok(not bad, '%s: (e) every schedtrace snapshot agrees field by field%s (%d snapshots)'
        % (label, ' or names its racing event' if has_expl else '', len(rows)),
-       '%d of %d snapshots differ:\n%s' % (len(bad), len(rows), sample(bad)))
+       '%d of %d snapshots differ:\n%s' % (len(bad), len(rows), sample(bad, 30)))
 
 
 LIVE_RE = re.compile(r'^SCHED \d+ms: .* schedticks=\[ ([\d ]*)\]$')
@@ -437,7 +439,7 @@ def lossless(wsr, tmp, case, exe, procs, seen, trans):
            '%s: the lossless recording lost nothing' % label,
            'meta %s, wsr-run.json %s' % (meta(db, 'discarded_events'),
                                          runrec.get('discarded_events')))
-        counts = check_counts(db, label, stats, trace)
+        counts = check_counts(db, label, stats, trace, has_stats)
         seen.update(k for k, v in counts.items() if v > 0)
         trans |= transitions(db)
         check_tiling(db, label)
@@ -527,10 +529,16 @@ def lossy(wsr, tmp, case, exe):
            '%s: report: lossy, discarded_events = %d, a "discarded" diagnostic' % (label, lost),
            json.dumps({k: rep.get(k) for k in ('lossy', 'diagnostics')})[:1500])
         r = run([wsr, 'report', dbpath])
-        ok(r.returncode == 0 and ('%d events' % lost) in (r.stdout + r.stderr)
-           and 'lost' in (r.stdout + r.stderr),
-           '%s: the text report says %d events were lost' % (label, lost),
-           (r.stdout + r.stderr)[:1500])
+        text = r.stdout + r.stderr
+        want = ['discarded: %d events' % lost, 'events were lost']
+        want += ['%d events lost on cpu %d (stream %s)' % (n, cpu, st) for st, cpu, n in
+                 db.execute("SELECT stream, cpu, count FROM discarded WHERE kind = 'events'")]
+        missing = [w for w in want if w not in text]
+        ok(r.returncode == 0 and not missing,
+           '%s: the text report says %d events were lost, and where' % (label, lost),
+           'missing: %s\n%s' % (missing, text[:1200]))
+        neg = re.findall(r'(?<![\w.])-\d[\d.]*\S*', text)
+        ok(not neg, '%s: the text report shows no negative figure' % label, sample(neg))
     finally:
         db.close()
 
