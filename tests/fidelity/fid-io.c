@@ -184,6 +184,7 @@ static int main_g(void *arg)
 		close(fds[i][1]);
 	}
 
+	wsr_waitgroup_free(wg);
 	printf("fid-io: calls %ld (want %ld), bytes %ld (want %d)\n", atomic_load(&calls),
 	       want_calls, atomic_load(&bytes), (PIPES + 1) * MSGS * 8);
 	return atomic_load(&calls) == want_calls && atomic_load(&bytes) == (PIPES + 1) * MSGS * 8

@@ -233,6 +233,13 @@ static int main_g(void *arg)
 	wsr_waitgroup_wait(wg);
 	want += 2;
 
+	wsr_chan_free(pp.ping);
+	wsr_chan_free(pp.pong);
+	wsr_chan_free(buf);
+	wsr_chan_free(s.a);
+	wsr_chan_free(s.b);
+	wsr_mutex_free(mu);
+	wsr_waitgroup_free(wg);
 	printf("fid-sched: ran %ld (want %ld), guarded %ld (want %d), v %lld (want %d)\n",
 	       atomic_load(&ran), want, guarded, MUTEXG * MUTEXN, (long long)v, PINGS);
 	return atomic_load(&ran) == want && guarded == MUTEXG * MUTEXN && v == PINGS ? 0 : 1;

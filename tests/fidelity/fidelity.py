@@ -112,15 +112,19 @@ def sample(rows, most=MAX_SAMPLES):
     return s + ('\n... %d in all' % len(rows) if len(rows) > most else '')
 
 
-def record(wsr, tmp, label, exe, args, env_extra, run_args):
-    """`wsr run --no-ingest RUN_ARGS --out TMP/LABEL -- EXE ARGS`, then `wsr ingest`.
+def record(wsr, tmp, name, label, exe, args, env_extra, run_args):
+    """`wsr run --no-ingest RUN_ARGS --out TMP/NAME -- EXE ARGS`, then `wsr ingest`.
 
     Returns (exit status, program stderr, trace dir, database path or None)."""
-    out = os.path.join(tmp, label)
+    out = os.path.join(tmp, name)
     env = dict(os.environ)
     env.update(env_extra)
+    if 'ASAN_OPTIONS' in env and 'segv' in args:
+        # The fault must kill the program as it does unsanitized (SIGSEGV), not end in
+        # ASan's report and exit 1.
+        env['ASAN_OPTIONS'] += ' handle_segv=0'
     p = run([wsr, 'run', '--no-ingest', '--out', out] + run_args + ['--', exe] + args, env=env)
-    db = os.path.join(tmp, label + '.db')
+    db = os.path.join(tmp, name + '.db')
     r = run([wsr, 'ingest', out, '-o', db, '--quiet'])
     ingested = ok(r.returncode == 0 and os.path.exists(db),
                   '%s: wsr ingest reads the trace' % label,
@@ -225,16 +229,16 @@ def check_tiling(db, label):
 
 # ---- (c) running Gs -------------------------------------------------------------------
 
-def overlaps(rows):
-    """rows: (key, start, end, g) ordered by key, start: overlapping pairs per key."""
+def overlaps(rows, verb='runs G'):
+    """rows: (key, start, end, what) ordered by key, start: overlapping pairs per key."""
     bad = []
     prev = {}
-    for key, s, e, g in rows:
+    for key, s, e, what in rows:
         if key in prev and s < prev[key][1]:
-            bad.append('%s runs G%d [%d, %d) and G%d until %d' % (key, g, s, e, prev[key][2],
-                                                                  prev[key][1]))
+            bad.append('%s %s%s [%d, %d) and %s%s until %d' % (key, verb, what, s, e, verb,
+                                                               prev[key][2], prev[key][1]))
         if key not in prev or e > prev[key][1]:
-            prev[key] = (s, e, g)
+            prev[key] = (s, e, what)
     return bad
 
 
@@ -286,9 +290,10 @@ def check_running(db, label, lossy=False):
         for t, k in (('p_state', 'p'), ('m_state', 'm')):
             rows = db.execute('SELECT %s, start_ts, end_ts, state FROM %s ORDER BY %s, start_ts'
                               % (k, t, k))
-            bad = overlaps((('%s%d' % (k.upper(), key)), s, e, st) for key, s, e, st in rows)
+            named = [('%s%d' % (k.upper(), key), s, e, st) for key, s, e, st in rows]
+            bad = overlaps(named, 'is ')
             ok(not bad, '%s: no %s is in two states at once (%s)' % (label, k.upper(), t),
-               sample(b.replace('runs G', 'is ') for b in bad))
+               sample(bad))
 
 
 # ---- (d) tids -------------------------------------------------------------------------
@@ -417,7 +422,7 @@ def lossless(wsr, tmp, case, exe, procs, seen, trans):
     args, dbg, want_rc, has_stats, _, _ = CASES[case]
     label = '%s P=%d' % (case, procs)
     env = {'WSRMAXPROCS': str(procs), 'WSRDEBUG': debug_env(dbg)}
-    rc, err, trace, dbpath = record(wsr, tmp, 'lossless-%d' % procs, exe, args, env,
+    rc, err, trace, dbpath = record(wsr, tmp, 'lossless-%d' % procs, label, exe, args, env,
                                     ['--lossless'])
     ok(rc == want_rc, '%s: wsr run --lossless exits %d' % (label, want_rc),
        'exit %d\n%s' % (rc, err[-1500:]))
@@ -475,7 +480,7 @@ def lossy(wsr, tmp, case, exe):
     args, dbg, want_rc, _, _, _ = CASES[case]
     label = '%s lossy P=2' % case
     env = {'WSRMAXPROCS': '2', 'WSRDEBUG': debug_env(dbg)}
-    rc, err, trace, dbpath = record(wsr, tmp, 'lossy', exe, args, env,
+    rc, err, trace, dbpath = record(wsr, tmp, 'lossy', label, exe, args, env,
                                     ['--subbuf-size', '4k', '--num-subbuf', '2'])
     ok(rc == want_rc, '%s: wsr run exits %d' % (label, want_rc), 'exit %d\n%s' % (rc, err[-800:]))
     if dbpath is None:
