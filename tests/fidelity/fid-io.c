@@ -5,7 +5,7 @@
  * Phases, in order, each ended by a waitgroup:
  *   1. hand-off without a free P: BLOCKERS Gs each call wsr_blocking() around a
  *      20 ms usleep at once, while one more G keeps a P busy (it computes, with
- *      only preemption points, until 2 ms after the last usleep ended). sysmon
+ *      only preemption points, until 5 ms after the last usleep ended). sysmon
  *      retakes each P (retake, handoff), another M runs the next G; at
  *      WSRMAXPROCS=1 the Gs come back to no free P: g_stop(syscall) with no P,
  *      globrunq_put, m_park. With more Ps they come back to an idle P (p_busy,
@@ -65,7 +65,7 @@ static void blocker(void *arg)
 	wsr_waitgroup_done(wg);
 }
 
-/* Lets the blockers start, then holds its P until 2 ms after their naps. */
+/* Lets the blockers start, then holds its P until 5 ms after their naps. */
 static void busy(void *arg)
 {
 	int64_t end;
@@ -75,7 +75,7 @@ static void busy(void *arg)
 		wsr_sleep_ns(100000);
 	while (atomic_load(&napped) < BLOCKERS)
 		wsr_preempt_point();
-	end = now_ns() + 2000000;
+	end = now_ns() + 5000000;
 	while (now_ns() < end)
 		wsr_preempt_point();
 	atomic_fetch_add(&calls, 1);

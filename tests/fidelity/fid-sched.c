@@ -1,6 +1,6 @@
 /*
  * fid-sched.c - the fidelity harness's scheduler workload (tests/fidelity/README.md):
- * in about 100 ms it makes the runtime emit every scheduling event of the catalog that
+ * in about 150 ms it makes the runtime emit every scheduling event of the catalog that
  * does not need a blocking call or the poller.
  *
  * Phases, in order, each ended by a waitgroup so the next starts from a quiet runtime:
@@ -14,7 +14,7 @@
  *   4. mutex: MUTEXG Gs contend one mutex and yield inside it (g_stop mutex).
  *   5. timers: Gs sleep 1-3 ms (g_stop sleep, timer_fire, the Ps go idle: p_idle,
  *      m_park, m_unpark).
- *   6. preemption: one G computes for 30 ms calling only wsr_preempt_point(), while
+ *   6. preemption: one G computes for 60 ms calling only wsr_preempt_point(), while
  *      another G waits runnable: sysmon's preempt, g_stop preempt, globrunq_put.
  * Invariants: the result it prints is a checksum of every phase; exit 1 if wrong.
  * Concurrency: all state is per phase, shared through channels, a mutex and atomics.
@@ -155,7 +155,7 @@ static void sleeper(void *arg)
 
 static void hog(void *arg)
 {
-	int64_t end = now_ns() + 30 * 1000000;
+	int64_t end = now_ns() + 60 * 1000000;
 	volatile uint64_t x = 0;
 
 	(void)arg;

@@ -22,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -35,6 +36,8 @@ import check_trace  # noqa: E402  (babeltrace2 reader, stats line parser)
 import test_run  # noqa: E402  (Sessiond)
 
 MAX_SAMPLES = 5
+# `wsr run` takes 1-10 s here (TSan included); past this it hangs (e.g. in `lttng stop`).
+RUN_TIMEOUT = int(os.environ.get('WSR_FIDELITY_RUN_TIMEOUT', '120'))
 SCHEDTRACE_MS = 2
 # Events that sysmon emits about another thread's P and M (docs/tracepoints.md), and
 # spin_start, which the waker emits for the M it starts: their tid is not the M's own.
@@ -123,13 +126,39 @@ def record(wsr, tmp, name, label, exe, args, env_extra, run_args):
         # The fault must kill the program as it does unsanitized (SIGSEGV), not end in
         # ASan's report and exit 1.
         env['ASAN_OPTIONS'] += ' handle_segv=0'
-    p = run([wsr, 'run', '--no-ingest', '--out', out] + run_args + ['--', exe] + args, env=env)
+    rc, err = run_bounded([wsr, 'run', '--no-ingest', '--out', out] + run_args + ['--', exe]
+                          + args, env, label)
+    if rc is None:
+        return None, err, out, None
     db = os.path.join(tmp, name + '.db')
     r = run([wsr, 'ingest', out, '-o', db, '--quiet'])
     ingested = ok(r.returncode == 0 and os.path.exists(db),
                   '%s: wsr ingest reads the trace' % label,
                   'exit %d: %s' % (r.returncode, r.stderr.strip()[-1500:]))
-    return p.returncode, p.stderr, out, db if ingested else None
+    return rc, err, out, db if ingested else None
+
+
+def run_bounded(argv, env, label):
+    """Runs `wsr run` in its own process group; (exit status, stderr), or (None, stderr) if it
+    has not finished after RUN_TIMEOUT s (then the group is killed and its LTTng session
+    destroyed, so no session or process is left behind)."""
+    with tempfile.TemporaryFile(mode='w+') as so, tempfile.TemporaryFile(mode='w+') as se:
+        p = subprocess.Popen(argv, stdout=so, stderr=se, env=env, text=True,
+                             start_new_session=True)
+        try:
+            rc = p.wait(timeout=RUN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            rc = None
+            sessions = run(['lttng', 'list']).stdout
+            for s in sorted(set(re.findall(r'wsr-%d-[0-9-]+' % p.pid, sessions))):
+                run(['lttng', 'destroy', '--no-wait', s])
+        se.seek(0)
+        err = se.read()
+    if rc is None:
+        ok(False, '%s: wsr run finishes (killed after %d s)' % (label, RUN_TIMEOUT), err[-1500:])
+    return rc, err
 
 
 def catalog():
@@ -425,7 +454,7 @@ def lossless(wsr, tmp, case, exe, procs, seen, trans):
     rc, err, trace, dbpath = record(wsr, tmp, 'lossless-%d' % procs, label, exe, args, env,
                                     ['--lossless'])
     ok(rc == want_rc, '%s: wsr run --lossless exits %d' % (label, want_rc),
-       'exit %d\n%s' % (rc, err[-1500:]))
+       'exit %s\n%s' % (rc, err[-1500:]))
     stats = None
     if has_stats:
         errf = os.path.join(tmp, 'lossless-%d.stderr' % procs)
@@ -482,7 +511,7 @@ def lossy(wsr, tmp, case, exe):
     env = {'WSRMAXPROCS': '2', 'WSRDEBUG': debug_env(dbg)}
     rc, err, trace, dbpath = record(wsr, tmp, 'lossy', label, exe, args, env,
                                     ['--subbuf-size', '4k', '--num-subbuf', '2'])
-    ok(rc == want_rc, '%s: wsr run exits %d' % (label, want_rc), 'exit %d\n%s' % (rc, err[-800:]))
+    ok(rc == want_rc, '%s: wsr run exits %d' % (label, want_rc), 'exit %s\n%s' % (rc, err[-800:]))
     if dbpath is None:
         note('%s: no database: the bounds cannot be checked' % label)
         return
