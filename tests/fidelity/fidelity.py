@@ -122,10 +122,11 @@ def record(wsr, tmp, name, label, exe, args, env_extra, run_args):
     out = os.path.join(tmp, name)
     env = dict(os.environ)
     env.update(env_extra)
-    if 'ASAN_OPTIONS' in env and 'segv' in args:
-        # The fault must kill the program as it does unsanitized (SIGSEGV), not end in
-        # ASan's report and exit 1.
-        env['ASAN_OPTIONS'] += ' handle_segv=0'
+    for san in ('ASAN_OPTIONS', 'TSAN_OPTIONS'):
+        if san in env and 'segv' in args:
+            # The fault must kill the program as it does unsanitized (SIGSEGV), not end in
+            # the sanitizer's report and its exit status.
+            env[san] += ' handle_segv=0'
     rc, err = run_bounded([wsr, 'run', '--no-ingest', '--out', out] + run_args + ['--', exe]
                           + args, env, label)
     if rc is None:
