@@ -417,6 +417,13 @@ static void serve(void *arg)
 				reject(c, e);
 				goto done;
 			}
+			/* The parser stops early only at the end of a message
+			 * (above) or on an error; anything else would loop. */
+			if (off < (size_t)n) {
+				fprintf(stderr, "httpd: the parser stopped early\n");
+				c->st.errors++;
+				goto done;
+			}
 		}
 		if (!conn_flush(c))
 			goto closed;
