@@ -217,6 +217,9 @@ def measure(impl, exe, procs, path, a, workfile):
     c = parse_counters(out + err)
     if impl == 'wsr' and status == 0:
         problems += check_wsr_counters(c, w, label)
+    if impl == 'go' and status == 0 and c.get('requests', -1) < w['requests']:
+        problems.append(f'{label}: wrk received {w["requests"]} responses, the server counted '
+                        f'{c.get("requests", "no")} requests')
     total = c.get('requests') or c.get('responses')
     w['cpu_s'] = ru.ru_utime + ru.ru_stime
     w['srv_wall_s'] = time.monotonic() - t0

@@ -18,11 +18,15 @@
 #   - the server still answers afterwards;
 #   - SIGTERM with an idle keep-alive connection open: the server closes it,
 #     exits 0, and its counters agree with what was sent (every request it
-#     parsed was answered, the bad ones counted, no I/O error).
+#     parsed was answered, the bad ones counted, no I/O error);
+#   - bench/go/httpd, the benchmark's Go peer, sends the same bytes for / and
+#     /work (the Date value aside), so that the benchmark compares like with
+#     like; skipped when the Go peer is not built (BUILD/bench/wsrhttpd-go).
 # No time is asserted: wrk's --timeout is 60 s and the start/stop waits are
 # hang detectors only (bench/httpd.py's Server), so load on the machine
 # cannot fail the test.
 import os
+import re
 import signal
 import socket
 import sys
@@ -34,6 +38,7 @@ import httpd as bench  # noqa: E402  (bench/httpd.py: Server, run_wrk, parse_cou
 
 ROUNDS = 5000
 CONNS = 16
+PLAN = 18
 
 
 class Tap:
@@ -189,11 +194,46 @@ def protocol_checks(t, port, workbody):
     return sent, bad
 
 
+def raw_responses(port):
+    """The bytes of GET / and GET /work on one connection, the Date value masked."""
+    s = socket.create_connection(('127.0.0.1', port), timeout=60)
+    s.sendall(get('/') + get('/work', extra='Connection: close\r\n'))
+    data = b''
+    while True:
+        x = s.recv(65536)
+        if not x:
+            break
+        data += x
+    s.close()
+    return re.sub(rb'Date: [^\r]*', b'Date: -', data)
+
+
+def same_bytes_as_go(t, exe, workfile):
+    build = os.environ.get('WSR_BUILD_ROOT',
+                           os.path.dirname(os.path.dirname(os.path.abspath(exe))))
+    go_exe = os.path.join(build, 'bench', 'wsrhttpd-go')
+    if not os.path.exists(go_exe):
+        t.n += 1
+        print(f'ok {t.n} - # SKIP {go_exe} not built (golang-go)', flush=True)
+        return
+    got = {}
+    for name, cmd in (('wsr', [exe, '--rounds', str(ROUNDS), '--file', workfile]),
+                      ('go', [go_exe, '-rounds', str(ROUNDS), '-file', workfile])):
+        s = bench.Server(cmd, dict(os.environ, WSRMAXPROCS='1', GOMAXPROCS='1'))
+        try:
+            got[name] = raw_responses(s.port)
+        finally:
+            s.stop()
+    t.ok(got['wsr'] == got['go'] and b'work=' in got['wsr'],
+         'the Go peer sends the same bytes for / and /work (Date aside)',
+         f'wsr: {got["wsr"]!r}\ngo:  {got["go"]!r}')
+
+
 def main():
     exe = sys.argv[1]
     secs = int(sys.argv[2]) if len(sys.argv) > 2 else 2
     t = Tap()
-    print('1..17', flush=True)
+    print(f'1..{PLAN}', flush=True)
     try:
         bench.wrk_path()
     except bench.HttpdError as e:
@@ -246,13 +286,14 @@ def main():
              cnt['responses'] - cnt['responses_lost'] >= received,
              'the counters agree: every parsed request answered, the bad ones counted, '
              f'no I/O error ({sent} sent in all, {received} received by wrk)', out + err)
+        same_bytes_as_go(t, exe, workfile)
     except (bench.HttpdError, OSError, ValueError, IndexError) as e:
         t.ok(False, 'no exception', repr(e))
     finally:
         if s is not None:
             s.kill()
         os.unlink(workfile)
-    while t.n < 17:
+    while t.n < PLAN:
         t.ok(False, 'not reached')
     return 1 if t.failed else 0
 
