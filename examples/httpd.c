@@ -47,6 +47,10 @@
  *     sees it idle and shuts its read side, which ends its wsr_read.
  *   - Counters are per connection, added to the totals under conns_mu when
  *     it closes (no shared atomic per request).
+ * Concurrency: a struct conn belongs to its G, except its list links
+ *   (conns_mu) and `idle` (atomic), which the signal G reads; opts, file_fd
+ *   and listen_fd are written before the first wsr_go and only read after;
+ *   `total` is read by main only after every connection G has finished.
  * Schedule it provokes: netpoll-driven scheduling under a request/response
  * load: each request readies a G from epoll (g_run source "netpoll"), the
  * G runs for a few microseconds and parks in IO wait again; /work adds a
