@@ -413,16 +413,17 @@ def main():
                     'instead of the table (first of --procs and --paths)')
     ap.add_argument('--wsr', help='the wsr command for --record (default: the traced tree\'s)')
     a = ap.parse_args()
+    # 0 is a value here, not "unset": an explicit --runs 0 is a usage error.
+    a.runs = (3 if a.quick else 5) if a.runs is None else a.runs
+    a.duration = (3 if a.quick else 10) if a.duration is None else a.duration
+    if a.runs < 1 or a.duration < 1 or a.connections < 1 or a.warmup < 0:
+        ap.error('--runs, --duration and --connections must be >= 1, --warmup >= 0')
     if a.nice is not None:
         try:
             prioritize(a.nice)
         except HttpdError as e:
             log(f'bench/httpd.py: error: {e}')
             return 2
-    a.runs = a.runs or (3 if a.quick else 5)
-    a.duration = a.duration or (3 if a.quick else 10)
-    if a.runs < 1 or a.duration < 1 or a.connections < 1 or a.warmup < 0:
-        ap.error('--runs, --duration and --connections must be >= 1, --warmup >= 0')
     root = os.path.abspath(a.builddir)
     os.makedirs(root, exist_ok=True)
     outdir = os.path.join(root, 'httpd-' + datetime.datetime.utcnow().strftime('%Y%m%d-%H%M%S'))
