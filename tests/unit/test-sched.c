@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <wsr.h>
@@ -183,11 +184,42 @@ WSR_TEST_TIMEOUT(no_preempt_before_a_slice, 30)
 static long lcgwork = 20000;
 static _Atomic uint64_t sink;
 
+/*
+ * skewed_steals_and_every_p_runs: the first G holds its P until a G has
+ * started on another P, so that the others can only get work by stealing
+ * from it, however late the OS gives their threads a CPU (on a loaded
+ * machine the producer's P could otherwise run all 200 Gs first: the test
+ * failed now and then under a load average of 10 to 19). The 10 s bound
+ * is a safety net, not a measure: the assertions say what happened.
+ */
+static bool hold_first;
+static _Atomic int held, started_on[64];
+
+static void hold_until_another_p_runs(int self)
+{
+	struct timespec t0, t;
+	int other = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!other) {
+		for (int p = 0; p < wsr_gomaxprocs() && p < 64; p++)
+			if (p != self && started_on[p] > 0)
+				other = 1;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 10)
+			break;
+	}
+}
+
 static void cpu_g(void *arg)
 {
 	uint64_t x = (uint64_t)(uintptr_t)arg;
+	int self = wsr__getm()->p->id, zero = 0;
 	long i;
 
+	started_on[self]++;
+	if (hold_first && atomic_compare_exchange_strong(&held, &zero, 1))
+		hold_until_another_p_runs(self);
 	for (i = 0; i < lcgwork; i++)
 		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
 	sink += x;
@@ -213,14 +245,17 @@ WSR_TEST_TIMEOUT(skewed_steals_and_every_p_runs, 30)
 	/* Fewer Gs than a ring holds: nothing spills to the global queue, so the
 	 * other Ps can get work only by stealing. */
 	long n = 200;
-	int p;
+	int p, n_other;
 
 	wsrtest_watchdog(25, "skewed_steals_and_every_p_runs");
 	lcgwork = 200000;
+	hold_first = true;
 	for (p = 2; p <= 4; p += 2) {
 		int i;
 
 		memset(ranon, 0, sizeof(ranon));
+		memset(started_on, 0, sizeof(started_on));
+		held = 0;
 		setprocs(p);
 		ASSERT_EQ(wsr_main(skewed_main, &n), 0);
 #if WSR_HAVE_VALGRIND
@@ -231,6 +266,10 @@ WSR_TEST_TIMEOUT(skewed_steals_and_every_p_runs, 30)
 			continue;
 		}
 #endif
+		/* The safety net above was not what ended the hold. */
+		for (i = 0, n_other = 0; i < p; i++)
+			n_other += started_on[i] > 0;
+		ASSERT_GT(n_other, 1);
 		ASSERT_GT(wsr__last_stats[WSR_ST_steal] + wsr__last_stats[WSR_ST_globrunq_get], 0);
 		ASSERT_GT(wsr__last_stats[WSR_ST_steal], 0);
 		ASSERT_GE(wsr__last_stats[WSR_ST_stolen], wsr__last_stats[WSR_ST_steal]);
