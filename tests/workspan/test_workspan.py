@@ -97,10 +97,10 @@ def check_shape(wsr, prog, procs, shape, args, spawns, fully, strict, tmp):
     ok(rd < 0 or span <= c['span_ns'] + crit * STRAND_NS + rd,
        '%s: span_ms <= S + critical strands * 200 us + R%s' % (shape, skip), diag)
     print('# %s P=%d: %s; parallelism %.2f (construction %.2f), observed %.3f ms, '
-          'lower %.3f, greedy %.3f, burdened span %.3f ms' % (
+          'lower %.3f, greedy %.3f, burdened span %.3f ms, external %.3f ms' % (
               shape, procs, diag, m['parallelism'], c['work_ns'] / c['span_ns'],
               m['observed_ms'], m['lower_bound_ms'], m['greedy_bound_ms'],
-              m['burdened_span_ms']))
+              m['burdened_span_ms'], m['external_wait_ms']))
 
     # Definitions and exact consequences.
     run_ns = db.execute("SELECT sum(end_ts - start_ts) FROM g_state WHERE state = 'running'"
@@ -127,6 +127,13 @@ def check_shape(wsr, prog, procs, shape, args, spawns, fully, strict, tmp):
     ok(m['observed_ms'] + 1e-9 >= m['lower_bound_ms'],
        '%s: observed_ms >= max(T1/P, T_inf)' % shape, (m['observed_ms'], m['lower_bound_ms']))
     ok(m['burdened_span_ms'] + 1e-9 >= m['span_ms'], '%s: burdened span >= span' % shape)
+    # Every strand but the first has an enabling edge, so every instant is
+    # busy (<= T1/P in all) or on the last strand's chain (dag.c).
+    ok(m['dag_roots'] == 1 and m['dag_unplaced'] == 0, '%s: one root, every event placed'
+       % shape, (m['dag_roots'], m['dag_unplaced']))
+    ok(m['observed_ms'] <= m['burdened_bound_ms'] + m['external_wait_ms'] + 1e-6,
+       '%s: observed_ms <= T1/P + burdened span + external waits' % shape,
+       (m['observed_ms'], m['burdened_bound_ms'], m['external_wait_ms']))
     ok(m['dag_spawn_edges'] == spawns(c), '%s: %d spawn edges' % (shape, spawns(c)),
        m['dag_spawn_edges'])
     ok(m['dag_fully_strict'] == int(fully) and m['dag_strict'] == int(strict),
