@@ -3,6 +3,7 @@
 # against programs whose DAG is known by construction (ws-prog.c). TAP.
 #
 #   test_workspan.py WSR WS_PROG PROCS
+#   test_workspan.py WSR WS_PROG scale     (wsr scale: the table, the plot)
 #
 # Each shape is recorded with `wsr run --lossless` under WSRMAXPROCS=PROCS.
 # ws-prog measures its own busy loops (d >= W each, CLOCK_MONOTONIC), so the
@@ -164,11 +165,51 @@ def check_shape(wsr, prog, procs, shape, args, spawns, fully, strict, tmp):
     db.close()
 
 
+def check_scale(wsr, prog, tmp):
+    """wsr scale at P = 1, 2, 3 (3: not a power of 2, so the sweep ends at it)."""
+    out = os.path.join(tmp, 'scale')
+    r = run([wsr, 'scale', '--out', out, '--max-procs', '3', '--', prog, 'fanout', '4', '1000'])
+    if not ok(r.returncode == 0, 'wsr scale runs', r.stdout[-1500:] + r.stderr[-1500:]):
+        return
+    rows = [l for l in open(os.path.join(out, 'scale.md')).read().splitlines()
+            if l.startswith('| ') and l[2].isdigit()]
+    ok([int(l.split('|')[1]) for l in rows] == [1, 2, 3], 'scale.md has P = 1, 2, 3', rows)
+    ok(rows == [l for l in r.stdout.splitlines() if l.startswith('| ') and l[2].isdigit()],
+       'wsr scale prints scale.md')
+    t_p = []
+    for procs in (1, 2, 3):
+        db = sqlite3.connect(os.path.join(out, 'p%d' % procs, 'trace.db'))
+        m = meta(db)
+        db.close()
+        t_p.append(m['observed_ms'])
+        cells = [c.strip() for c in rows[procs - 1].split('|')[1:-1]]
+        ok(m['gomaxprocs'] == procs and cells[1] == '%.3f' % m['observed_ms'] and
+           cells[6] == '%.3f' % m['work_ms'] and cells[8] == '%.3f' % m['span_ms'],
+           'scale.md row P=%d == its trace.db' % procs, (cells, m['observed_ms']))
+    cells = [c.strip() for c in rows[1].split('|')[1:-1]]
+    ok(cells[2] == '%.2f' % (t_p[0] / t_p[1]), 'speed-up = T_P(1) / T_P(2)', cells)
+    html = open(os.path.join(out, 'scale.html')).read()
+    ok('<svg' in html and 'observed speed-up' in html and 'greedy guarantee' in html and
+       html.count('<polyline') == 5 and 'src=' not in html and 'href=' not in html,
+       'scale.html: one self-contained SVG with five curves')
+    ncpu = len(os.sched_getaffinity(0))
+    ok(('CPU' in html and 'beyond this line' in html) == (3 > ncpu),
+       'scale.html marks P beyond the %d CPUs' % ncpu)
+    r = run([wsr, 'scale', '--out', out, '--', prog, 'fanout', '1', '1'])
+    ok(r.returncode == 2 and 'not empty' in r.stderr, 'wsr scale into a non-empty DIR exits 2',
+       r.stderr)
+    r = run([wsr, 'scale', '--max-procs', '0', '--', prog])
+    ok(r.returncode == 2, 'wsr scale --max-procs 0 exits 2', r.stderr)
+
+
 def main():
-    wsr, prog, procs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    wsr, prog, what = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory(prefix='wsr-workspan-') as tmp:
-        for shape, args, spawns, fully, strict in SHAPES:
-            check_shape(wsr, prog, procs, shape, args, spawns, fully, strict, tmp)
+        if what == 'scale':
+            check_scale(wsr, prog, tmp)
+        else:
+            for shape, args, spawns, fully, strict in SHAPES:
+                check_shape(wsr, prog, int(what), shape, args, spawns, fully, strict, tmp)
     print('1..%d' % _n[0])
     return 1 if _failed[0] else 0
 
