@@ -136,7 +136,7 @@ struct dag {
 	int32_t *order;
 	struct edge *ed;
 	int32_t ned, caped;
-	int64_t wakes_runtime, unplaced, external;
+	int64_t wakes_runtime, unplaced, external, steal_attempts;
 	/* Unbusy time (some P not running a G) as a prefix integral over the
 	 * counters step function: cf[i] = unbusy time in [cts[0], cts[i]). */
 	int64_t *cts, *cf;
@@ -379,8 +379,8 @@ static int load_splits(struct dag *d, struct wsr_err *err)
 	int rc;
 
 	if (db_prepare(d->db, &st,
-		       "SELECT ts, name = 'g_create', g, a1 FROM events "
-		       "WHERE name IN ('g_create', 'g_ready') ORDER BY a1, ts, id",
+		       "SELECT ts, name = 'g_create', g, a1, name = 'steal_scan', a2 FROM events "
+		       "WHERE name IN ('g_create', 'g_ready', 'steal_scan') ORDER BY a1, ts, id",
 		       err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -389,6 +389,11 @@ static int load_splits(struct dag *d, struct wsr_err *err)
 		int64_t target = sqlite3_column_int64(st, 2);
 		int64_t emitter = sqlite3_column_int64(st, 3);
 
+		if (sqlite3_column_int(st, 4) != 0) {
+			/* steal_scan: probed = the victims this search looked at. */
+			d->steal_attempts += sqlite3_column_int64(st, 5);
+			continue;
+		}
 		if (emitter <= 0) {
 			/* A root G's creation, or a runtime thread's wake. */
 			if (!create)
@@ -829,6 +834,7 @@ static int write_meta(struct dag *d, int32_t last, struct wsr_err *err)
 		{"dag_wakes_runtime", d->wakes_runtime},
 		{"dag_unplaced", d->unplaced},
 		{"dag_roots", roots},
+		{"steal_attempts", d->steal_attempts},
 		{"dag_fully_strict", rel[R_ANCESTOR] == 0 && rel[R_OTHER] == 0},
 		{"dag_strict", rel[R_OTHER] == 0},
 	};
@@ -924,6 +930,7 @@ void dag_figures_load(sqlite3 *db, struct dag_figures *f)
 	f->wakes_runtime = meta_n(db, "dag_wakes_runtime");
 	f->unplaced = meta_n(db, "dag_unplaced");
 	f->roots = meta_n(db, "dag_roots");
+	f->steal_attempts = meta_n(db, "steal_attempts");
 	f->external_wait_ms = meta_d(db, "external_wait_ms");
 	f->fully_strict = meta_n(db, "dag_fully_strict") != 0;
 	f->strict = meta_n(db, "dag_strict") != 0;
@@ -1012,8 +1019,9 @@ void dag_print_text(FILE *f, const struct dag_figures *w, int64_t steals, bool m
 		pre, w->procs, w->strands, w->edges, w->spawn_edges, w->wake_edges,
 		w->critical_strands);
 	fprintf(f,
-		"%sSteals: %" PRId64 ", against P x T_inf = %d x %.1f mean strands = %.1f.\n",
-		md ? "" : "  ", steals, w->procs, w->span_strands, pts);
+		"%sSteals: %" PRId64 " successful, %" PRId64
+		" attempts (victims probed), against P x T_inf = %d x %.1f mean strands = %.1f.\n",
+		md ? "" : "  ", steals, w->steal_attempts, w->procs, w->span_strands, pts);
 	fprintf(f,
 		"%sWakes: %" PRId64 " child to parent, %" PRId64 " to a farther ancestor, %" PRId64
 		" between other Gs; %" PRId64
@@ -1040,7 +1048,8 @@ void dag_print_json(FILE *f, const struct dag_figures *w, int64_t steals)
 		"\"observed_ms\": %.17g, \"lower_bound_ms\": %.17g, \"greedy_bound_ms\": %.17g, "
 		"\"burdened_bound_ms\": %.17g, \"external_wait_ms\": %.17g, "
 		"\"bound_position\": %.17g, "
-		"\"span_strands\": %.17g, \"steals\": %" PRId64 ", \"strands\": %" PRId64
+		"\"span_strands\": %.17g, \"steals\": %" PRId64 ", \"steal_attempts\": %" PRId64
+		", \"strands\": %" PRId64
 		", \"edges\": %" PRId64 ", \"spawn_edges\": %" PRId64 ", \"wake_edges\": %" PRId64
 		", \"critical_strands\": %" PRId64 ", \"wakes_parent\": %" PRId64
 		", \"wakes_ancestor\": %" PRId64 ", \"wakes_other\": %" PRId64
@@ -1048,7 +1057,8 @@ void dag_print_json(FILE *f, const struct dag_figures *w, int64_t steals)
 		", \"fully_strict\": %s, \"strict\": %s, \"verdict\": \"",
 		w->procs, w->work_ms, w->span_ms, w->parallelism, w->burdened_span_ms,
 		w->burdened_parallelism, w->observed_ms, w->lower_bound_ms, w->greedy_bound_ms,
-		w->burdened_bound_ms, w->external_wait_ms, w->bound_position, w->span_strands, steals, w->strands,
+		w->burdened_bound_ms, w->external_wait_ms, w->bound_position, w->span_strands, steals, w->steal_attempts,
+		w->strands,
 		w->edges, w->spawn_edges, w->wake_edges, w->critical_strands, w->wakes_parent,
 		w->wakes_ancestor, w->wakes_other, w->wakes_runtime, w->unplaced,
 		w->roots, w->fully_strict ? "true" : "false", w->strict ? "true" : "false");

@@ -37,6 +37,7 @@ struct dag_figures {
 	double span_strands;   /* span in mean strands: span * strands / work */
 	int64_t strands, edges, spawn_edges, wake_edges, critical_strands;
 	int64_t wakes_parent, wakes_ancestor, wakes_other, wakes_runtime, unplaced, roots;
+	int64_t steal_attempts; /* sum of steal_scan.probed */
 	bool fully_strict, strict;
 };
 
