@@ -6,8 +6,8 @@
  * guarantee) as DIR/scale.html (one self-contained page, inline SVG) and the
  * figures as DIR/scale.md, which it also prints (docs/workspan.md).
  *
- * Design: each run is this same executable's `run` subcommand
- * (/proc/self/exe), so recording and ingestion are `wsr run`'s, with its
+ * Design: each run is this same executable's `run` subcommand (the
+ * file /proc/self/exe links to), so recording and ingestion are `wsr run`'s, with its
  * output in DIR/run-pN.log and its trace in DIR/pN (trace.db inside). The
  * figures are read back from each database's meta (dag.h). Speed-ups are
  * against the P = 1 run: observed T_P(1) / T_P(P); the span bound
@@ -104,12 +104,19 @@ static int make_dir(const char *dir, struct wsr_err *err)
  * output to DIR/run-pP.log. Returns its exit status, or -1. */
 static int run_one(const char *dir, int procs, char **prog, struct wsr_err *err)
 {
-	char out[PATH_MAX], log[PATH_MAX], np[16];
+	char out[PATH_MAX], log[PATH_MAX], np[16], self[PATH_MAX];
 	int argc = 0;
+	ssize_t sn = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (sn <= 0) {
+		err_push(err, "readlink /proc/self/exe: %s", strerror(errno));
+		return -1;
+	}
+	self[sn] = '\0';
 
 	while (prog[argc] != NULL)
 		argc++;
-	char **argv = calloc((size_t)argc + 6, sizeof(*argv));
+	char **argv = calloc((size_t)argc + 7, sizeof(*argv)); /* 6 fixed, NULL */
 	if (argv == NULL) {
 		err_push(err, "out of memory");
 		return -1;
@@ -143,8 +150,8 @@ static int run_one(const char *dir, int procs, char **prog, struct wsr_err *err)
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
 		setenv("WSRMAXPROCS", np, 1);
-		execv("/proc/self/exe", argv);
-		fprintf(stderr, "wsr scale: error: exec /proc/self/exe: %s\n", strerror(errno));
+		execv(self, argv);
+		fprintf(stderr, "wsr scale: error: exec %s: %s\n", self, strerror(errno));
 		_exit(127);
 	}
 	close(fd);
