@@ -89,7 +89,7 @@ enum rel {
 static const char *const rel_names[] = {NULL, "parent", "ancestor", "other"};
 
 struct gnode {
-	int64_t g, parent;
+	int64_t g, parent, first_run_ts, end_ts; /* -1: never ran / never ended */
 	int32_t first_seg, nseg;
 	int32_t pidx; /* index of the parent, -1: none */
 	int32_t tin, tout;
@@ -197,7 +197,10 @@ static int load_gs(struct dag *d, struct wsr_err *err)
 	int32_t cap = 0, *kids = NULL, *kfirst = NULL, *stack = NULL, *next = NULL;
 	int rc, ret = -1;
 
-	if (db_prepare(d->db, &st, "SELECT g, coalesce(parent, 0) FROM g ORDER BY g", err) < 0)
+	if (db_prepare(d->db, &st,
+		       "SELECT g, coalesce(parent, 0), coalesce(first_run_ts, -1), "
+		       "coalesce(end_ts, -1) FROM g ORDER BY g",
+		       err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (grow((void **)&d->gs, &cap, d->ng + 1, sizeof(*d->gs), err) < 0) {
@@ -208,6 +211,8 @@ static int load_gs(struct dag *d, struct wsr_err *err)
 		memset(n, 0, sizeof(*n));
 		n->g = sqlite3_column_int64(st, 0);
 		n->parent = sqlite3_column_int64(st, 1);
+		n->first_run_ts = sqlite3_column_int64(st, 2);
+		n->end_ts = sqlite3_column_int64(st, 3);
 		n->first_seg = -1;
 		n->tin = n->tout = -1;
 	}
@@ -763,10 +768,51 @@ out:
 	return ret;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The most Gs that had started and not exited at once: each holds a stack
+ * (taken at its first run, released at its exit). Starts are encoded as
+ * 2 * ts + 1 and exits as 2 * ts, so that at equal times exits come first. */
+static int peak_stacks(const struct dag *d, int64_t *peak, struct wsr_err *err)
+{
+	int64_t *ev = malloc(((size_t)d->ng * 2 + 1) * sizeof(*ev));
+	size_t n = 0;
+	int64_t live = 0;
+
+	*peak = 0;
+	if (ev == NULL) {
+		err_push(err, "dag: out of memory");
+		return -1;
+	}
+	for (int32_t i = 0; i < d->ng; i++) {
+		if (d->gs[i].first_run_ts < 0)
+			continue;
+		ev[n++] = 2 * d->gs[i].first_run_ts + 1;
+		if (d->gs[i].end_ts >= 0)
+			ev[n++] = 2 * d->gs[i].end_ts;
+	}
+	qsort(ev, n, sizeof(*ev), cmp_i64);
+	for (size_t k = 0; k < n; k++) {
+		live += (ev[k] & 1) ? 1 : -1;
+		if (live > *peak)
+			*peak = live;
+	}
+	free(ev);
+	return 0;
+}
+
 static int write_meta(struct dag *d, int32_t last, struct wsr_err *err)
 {
 	int64_t work = 0, span = 0, bspan = 0, first = 0, end = 0, procs = 0, critical = 0;
-	int64_t spawns = 0, wakes = 0, rel[4] = {0, 0, 0, 0}, roots = 0;
+	int64_t spawns = 0, wakes = 0, rel[4] = {0, 0, 0, 0}, roots = 0, stacks = 0;
+
+	if (peak_stacks(d, &stacks, err) < 0)
+		return -1;
 	bool *has_in = calloc((size_t)d->nst + 1, sizeof(*has_in));
 
 	if (has_in == NULL) {
@@ -835,6 +881,7 @@ static int write_meta(struct dag *d, int32_t last, struct wsr_err *err)
 		{"dag_unplaced", d->unplaced},
 		{"dag_roots", roots},
 		{"steal_attempts", d->steal_attempts},
+		{"peak_live_stacks", stacks},
 		{"dag_fully_strict", rel[R_ANCESTOR] == 0 && rel[R_OTHER] == 0},
 		{"dag_strict", rel[R_OTHER] == 0},
 	};
@@ -931,6 +978,7 @@ void dag_figures_load(sqlite3 *db, struct dag_figures *f)
 	f->unplaced = meta_n(db, "dag_unplaced");
 	f->roots = meta_n(db, "dag_roots");
 	f->steal_attempts = meta_n(db, "steal_attempts");
+	f->peak_live_stacks = meta_n(db, "peak_live_stacks");
 	f->external_wait_ms = meta_d(db, "external_wait_ms");
 	f->fully_strict = meta_n(db, "dag_fully_strict") != 0;
 	f->strict = meta_n(db, "dag_strict") != 0;
@@ -1023,6 +1071,10 @@ void dag_print_text(FILE *f, const struct dag_figures *w, int64_t steals, bool m
 		" attempts (victims probed), against P x T_inf = %d x %.1f mean strands = %.1f.\n",
 		md ? "" : "  ", steals, w->steal_attempts, w->procs, w->span_strands, pts);
 	fprintf(f,
+		"%sPeak live stacks: %" PRId64
+		" (Gs started and not exited; against S1 x P, S1 from a P = 1 trace: wsr scale).\n",
+		md ? "" : "  ", w->peak_live_stacks);
+	fprintf(f,
 		"%sWakes: %" PRId64 " child to parent, %" PRId64 " to a farther ancestor, %" PRId64
 		" between other Gs; %" PRId64
 		" by runtime threads (timers, I/O, syscall returns: not in the DAG)%s.\n",
@@ -1051,7 +1103,8 @@ void dag_print_json(FILE *f, const struct dag_figures *w, int64_t steals)
 		"\"span_strands\": %.17g, \"steals\": %" PRId64 ", \"steal_attempts\": %" PRId64
 		", \"strands\": %" PRId64
 		", \"edges\": %" PRId64 ", \"spawn_edges\": %" PRId64 ", \"wake_edges\": %" PRId64
-		", \"critical_strands\": %" PRId64 ", \"wakes_parent\": %" PRId64
+		", \"critical_strands\": %" PRId64 ", \"peak_live_stacks\": %" PRId64
+		", \"wakes_parent\": %" PRId64
 		", \"wakes_ancestor\": %" PRId64 ", \"wakes_other\": %" PRId64
 		", \"wakes_runtime\": %" PRId64 ", \"unplaced\": %" PRId64 ", \"roots\": %" PRId64
 		", \"fully_strict\": %s, \"strict\": %s, \"verdict\": \"",
@@ -1059,7 +1112,8 @@ void dag_print_json(FILE *f, const struct dag_figures *w, int64_t steals)
 		w->burdened_parallelism, w->observed_ms, w->lower_bound_ms, w->greedy_bound_ms,
 		w->burdened_bound_ms, w->external_wait_ms, w->bound_position, w->span_strands, steals, w->steal_attempts,
 		w->strands,
-		w->edges, w->spawn_edges, w->wake_edges, w->critical_strands, w->wakes_parent,
+		w->edges, w->spawn_edges, w->wake_edges, w->critical_strands, w->peak_live_stacks,
+		w->wakes_parent,
 		w->wakes_ancestor, w->wakes_other, w->wakes_runtime, w->unplaced,
 		w->roots, w->fully_strict ? "true" : "false", w->strict ? "true" : "false");
 	/* The verdict is plain ASCII without quotes or backslashes. */

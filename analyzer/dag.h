@@ -37,7 +37,8 @@ struct dag_figures {
 	double span_strands;   /* span in mean strands: span * strands / work */
 	int64_t strands, edges, spawn_edges, wake_edges, critical_strands;
 	int64_t wakes_parent, wakes_ancestor, wakes_other, wakes_runtime, unplaced, roots;
-	int64_t steal_attempts; /* sum of steal_scan.probed */
+	int64_t steal_attempts;   /* sum of steal_scan.probed */
+	int64_t peak_live_stacks; /* most Gs started and not exited at once */
 	bool fully_strict, strict;
 };
 

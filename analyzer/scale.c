@@ -218,26 +218,31 @@ static void write_md(FILE *f, const struct point *pts, int n, int ncpu, char **p
 	fprintf(f, "## wsr scale: %s\n\n", prog[0]);
 	fprintf(f, "| P | T_P ms | speed-up | span bound | burdened bound | greedy guarantee | "
 		   "work ms | work inflation | span ms | parallelism | burdened span ms | "
-		   "lower ms | greedy ms | position | steals | P x T_inf (strands) | note |\n");
-	fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+		   "lower ms | greedy ms | position | steals | P x T_inf (strands) | peak stacks | "
+		   "S1 x P | note |\n");
+	fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+		   "\n");
 	for (int k = 0; k < n; k++) {
 		const struct dag_figures *w = &pts[k].f;
 		double c[5];
 		curves(pts, k, c);
 		fprintf(f,
 			"| %d | %.3f | %.2f | %.2f | %.2f | %.2f | %.3f | %.3f | %.3f | %.2f | %.3f "
-			"| %.3f | %.3f | %.2f | %" PRId64 " | %.1f | %s%s |\n",
+			"| %.3f | %.3f | %.2f | %" PRId64 " | %.1f | %" PRId64 " | %" PRId64
+			" | %s%s |\n",
 			pts[k].procs, w->observed_ms, c[0], c[2], c[3], c[4], w->work_ms,
 			pts[0].f.work_ms > 0 ? w->work_ms / pts[0].f.work_ms : 0, w->span_ms,
 			w->parallelism, w->burdened_span_ms, w->lower_bound_ms, w->greedy_bound_ms,
 			w->bound_position, pts[k].steals, pts[k].procs * w->span_strands,
+			w->peak_live_stacks, pts[0].f.peak_live_stacks * pts[k].procs,
 			pts[k].procs > ncpu ? "P exceeds the CPUs; " : "",
 			w->fully_strict ? "fully strict" : "not fully strict");
 	}
 	fprintf(f,
 		"\nSpeed-ups are against the P = 1 run. span bound = min(P, T1/T_inf), greedy "
 		"guarantee = T1 / (T1/P + T_inf), both from the P = 1 run; burdened bound = "
-		"min(P, T1 / burdened span at P). This process may use %d CPU%s.\n",
+		"min(P, T1 / burdened span at P). Peak stacks: the most Gs started and not "
+		"exited at once; S1 is the P = 1 run's. This process may use %d CPU%s.\n",
 		ncpu, ncpu == 1 ? "" : "s");
 }
 

@@ -596,6 +596,8 @@ WSR_TEST(dag_fork_join_exact)
 	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'dag_fully_strict'"), 1);
 	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'dag_roots'"), 1);
 	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'dag_spawn_edges'"), 2);
+	/* G1 130..1400, G2 320..1320, G3 410..910: three stacks at once. */
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'peak_live_stacks'"), 3);
 }
 
 /* A sleep ended by a runtime thread (by_g = 0): no wake edge, the wait is
@@ -638,6 +640,8 @@ WSR_TEST(dag_runtime_wake_and_sibling)
 		     "e.kind = 'continue' AND s.start_ts = 520"),
 		  20);
 	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'dag_roots'"), 1);
+	/* G1 exits at 600 before G3 starts at 610; G2 and G3 overlap. */
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'peak_live_stacks'"), 2);
 }
 
 /* Zero-length strands at the same nanosecond where time order is not a

@@ -176,13 +176,16 @@ def check_scale(wsr, prog, tmp):
     ok([int(l.split('|')[1]) for l in rows] == [1, 2, 3], 'scale.md has P = 1, 2, 3', rows)
     ok(rows == [l for l in r.stdout.splitlines() if l.startswith('| ') and l[2].isdigit()],
        'wsr scale prints scale.md')
-    t_p = []
+    t_p, s1 = [], None
     for procs in (1, 2, 3):
         db = sqlite3.connect(os.path.join(out, 'p%d' % procs, 'trace.db'))
         m = meta(db)
         db.close()
         t_p.append(m['observed_ms'])
+        s1 = m['peak_live_stacks'] if s1 is None else s1
         cells = [c.strip() for c in rows[procs - 1].split('|')[1:-1]]
+        ok(cells[16] == str(m['peak_live_stacks']) and cells[17] == str(s1 * procs),
+           'scale.md row P=%d: peak stacks and S1 x P' % procs, cells)
         ok(m['gomaxprocs'] == procs and cells[1] == '%.3f' % m['observed_ms'] and
            cells[6] == '%.3f' % m['work_ms'] and cells[8] == '%.3f' % m['span_ms'],
            'scale.md row P=%d == its trace.db' % procs, (cells, m['observed_ms']))
