@@ -306,7 +306,8 @@ static int load_segs(struct dag *d, struct wsr_err *err)
 		if (state != NULL && strcmp(state, "running") == 0) {
 			int32_t gi = g_index(d, g);
 			if (gi < 0) {
-				err_push(err, "dag: G %" PRId64 " runs in g_state but has no g row", g);
+				err_push(err, "dag: G %" PRId64 " runs in g_state but has no g row",
+					 g);
 				sqlite3_finalize(st);
 				return -1;
 			}
@@ -449,8 +450,8 @@ static int load_unbusy(struct dag *d, struct wsr_err *err)
 		int32_t i = d->nc++;
 		d->cts[i] = sqlite3_column_int64(st, 0);
 		d->cun[i] = sqlite3_column_int64(st, 1) < d->procs;
-		d->cf[i] = i == 0 ? 0
-				  : d->cf[i - 1] + (d->cun[i - 1] ? d->cts[i] - d->cts[i - 1] : 0);
+		d->cf[i] =
+			i == 0 ? 0 : d->cf[i - 1] + (d->cun[i - 1] ? d->cts[i] - d->cts[i - 1] : 0);
 	}
 	if (rc != SQLITE_DONE)
 		return sq_fail(d, st, "reading counters", err);
@@ -725,9 +726,10 @@ static int write_rows(struct dag *d, struct wsr_err *err)
 		sqlite3_bind_int64(s1, 3, s->seg - n->first_seg);
 		sqlite3_bind_int64(s1, 4, s->start);
 		sqlite3_bind_int64(s1, 5, s->end);
-		sqlite3_bind_text(s1, 6, s->ends == E_SPAWN ? "spawn"
-					 : s->ends == E_WAKE ? "wake"
-							     : sg->ends,
+		sqlite3_bind_text(s1, 6,
+				  s->ends == E_SPAWN  ? "spawn"
+				  : s->ends == E_WAKE ? "wake"
+						      : sg->ends,
 				  -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s1, 7, s->in + (s->end - s->start));
 		sqlite3_bind_int64(s1, 8, s->bin + (s->end - s->start));
@@ -737,7 +739,8 @@ static int write_rows(struct dag *d, struct wsr_err *err)
 			sqlite3_bind_null(s1, 9);
 		sqlite3_bind_int(s1, 10, s->critical);
 		if (sqlite3_step(s1) != SQLITE_DONE) {
-			err_push(err, "sqlite: inserting into dag_strand: %s", sqlite3_errmsg(d->db));
+			err_push(err, "sqlite: inserting into dag_strand: %s",
+				 sqlite3_errmsg(d->db));
 			goto out;
 		}
 		sqlite3_reset(s1);
@@ -848,6 +851,7 @@ static int write_meta(struct dag *d, int32_t last, struct wsr_err *err)
 	double ms = 1e6, t1 = (double)work / ms, tinf = (double)span / ms;
 	double tb = (double)bspan / ms, tp = (double)(end - first) / ms, p = (double)procs;
 	double lower = t1 / p > tinf ? t1 / p : tinf, greedy = t1 / p + tinf;
+
 	struct {
 		const char *k;
 		double v;
@@ -865,6 +869,7 @@ static int write_meta(struct dag *d, int32_t last, struct wsr_err *err)
 		{"bound_position", greedy > lower ? (tp - lower) / (greedy - lower) : 0},
 		{"span_strands", work > 0 ? (double)span * (double)d->nst / (double)work : 0},
 	};
+
 	struct {
 		const char *k;
 		int64_t v;
@@ -904,9 +909,8 @@ int dag_build(sqlite3 *db, struct wsr_err *err)
 	memset(&d, 0, sizeof(d));
 	d.db = db;
 	if (load_gs(&d, err) < 0 || load_unbusy(&d, err) < 0 || load_segs(&d, err) < 0 ||
-	    load_splits(&d, err) < 0 ||
-	    build(&d, err) < 0 || longest(&d, &last, err) < 0 || write_rows(&d, err) < 0 ||
-	    write_meta(&d, last, err) < 0) {
+	    load_splits(&d, err) < 0 || build(&d, err) < 0 || longest(&d, &last, err) < 0 ||
+	    write_rows(&d, err) < 0 || write_meta(&d, last, err) < 0) {
 		err_push(err, "building the DAG (dag_strand, dag_edge)");
 		goto out;
 	}
@@ -1033,6 +1037,7 @@ void dag_print_text(FILE *f, const struct dag_figures *w, int64_t steals, bool m
 		return;
 	}
 	double pts = (double)w->procs * w->span_strands;
+
 	struct {
 		const char *name, *unit, *note;
 		double v;
@@ -1050,6 +1055,7 @@ void dag_print_text(FILE *f, const struct dag_figures *w, int64_t steals, bool m
 		{"external waits", "ms", "sleeps, blocking calls, runtime wakes: no edge",
 		 w->external_wait_ms},
 	};
+
 	if (md)
 		fprintf(f, "| figure | value | meaning |\n|---|---|---|\n");
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -1057,8 +1063,8 @@ void dag_print_text(FILE *f, const struct dag_figures *w, int64_t steals, bool m
 			fprintf(f, "| %s | %.3f%s%s | %s |\n", rows[i].name, rows[i].v,
 				rows[i].unit[0] ? " " : "", rows[i].unit, rows[i].note);
 		else
-			fprintf(f, "  %-22s %12.3f %-3s %s\n", rows[i].name, rows[i].v, rows[i].unit,
-				rows[i].note);
+			fprintf(f, "  %-22s %12.3f %-3s %s\n", rows[i].name, rows[i].v,
+				rows[i].unit, rows[i].note);
 	}
 	const char *pre = md ? "\n" : "  ";
 	fprintf(f,
@@ -1080,7 +1086,9 @@ void dag_print_text(FILE *f, const struct dag_figures *w, int64_t steals, bool m
 		" by runtime threads (timers, I/O, syscall returns: not in the DAG)%s.\n",
 		md ? "" : "  ", w->wakes_parent, w->wakes_ancestor, w->wakes_other,
 		w->wakes_runtime,
-		w->unplaced > 0 ? "; some spawns or wakes could not be placed (lost events)" : "");
+		w->unplaced > 0 ? "; some spawns or wakes could not be placed (lost events, or a G "
+				  "that never ran after them)"
+				: "");
 	dag_verdict(w, verdict, sizeof(verdict));
 	fprintf(f, "%s%s\n", md ? "\n" : "  ", verdict);
 }
@@ -1101,21 +1109,19 @@ void dag_print_json(FILE *f, const struct dag_figures *w, int64_t steals)
 		"\"burdened_bound_ms\": %.17g, \"external_wait_ms\": %.17g, "
 		"\"bound_position\": %.17g, "
 		"\"span_strands\": %.17g, \"steals\": %" PRId64 ", \"steal_attempts\": %" PRId64
-		", \"strands\": %" PRId64
-		", \"edges\": %" PRId64 ", \"spawn_edges\": %" PRId64 ", \"wake_edges\": %" PRId64
-		", \"critical_strands\": %" PRId64 ", \"peak_live_stacks\": %" PRId64
-		", \"wakes_parent\": %" PRId64
+		", \"strands\": %" PRId64 ", \"edges\": %" PRId64 ", \"spawn_edges\": %" PRId64
+		", \"wake_edges\": %" PRId64 ", \"critical_strands\": %" PRId64
+		", \"peak_live_stacks\": %" PRId64 ", \"wakes_parent\": %" PRId64
 		", \"wakes_ancestor\": %" PRId64 ", \"wakes_other\": %" PRId64
 		", \"wakes_runtime\": %" PRId64 ", \"unplaced\": %" PRId64 ", \"roots\": %" PRId64
 		", \"fully_strict\": %s, \"strict\": %s, \"verdict\": \"",
 		w->procs, w->work_ms, w->span_ms, w->parallelism, w->burdened_span_ms,
 		w->burdened_parallelism, w->observed_ms, w->lower_bound_ms, w->greedy_bound_ms,
-		w->burdened_bound_ms, w->external_wait_ms, w->bound_position, w->span_strands, steals, w->steal_attempts,
-		w->strands,
-		w->edges, w->spawn_edges, w->wake_edges, w->critical_strands, w->peak_live_stacks,
-		w->wakes_parent,
-		w->wakes_ancestor, w->wakes_other, w->wakes_runtime, w->unplaced,
-		w->roots, w->fully_strict ? "true" : "false", w->strict ? "true" : "false");
+		w->burdened_bound_ms, w->external_wait_ms, w->bound_position, w->span_strands,
+		steals, w->steal_attempts, w->strands, w->edges, w->spawn_edges, w->wake_edges,
+		w->critical_strands, w->peak_live_stacks, w->wakes_parent, w->wakes_ancestor,
+		w->wakes_other, w->wakes_runtime, w->unplaced, w->roots,
+		w->fully_strict ? "true" : "false", w->strict ? "true" : "false");
 	/* The verdict is plain ASCII without quotes or backslashes. */
 	fputs(verdict, f);
 	fputs("\"}", f);

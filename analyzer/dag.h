@@ -33,8 +33,8 @@ struct dag_figures {
 	double work_ms, span_ms, parallelism, burdened_span_ms, burdened_parallelism;
 	double observed_ms, lower_bound_ms, greedy_bound_ms, burdened_bound_ms;
 	double external_wait_ms; /* waits the DAG has no edge for (dag.c) */
-	double bound_position; /* (T_P - lower) / (greedy - lower) */
-	double span_strands;   /* span in mean strands: span * strands / work */
+	double bound_position;   /* (T_P - lower) / (greedy - lower) */
+	double span_strands;     /* span in mean strands: span * strands / work */
 	int64_t strands, edges, spawn_edges, wake_edges, critical_strands;
 	int64_t wakes_parent, wakes_ancestor, wakes_other, wakes_runtime, unplaced, roots;
 	int64_t steal_attempts;   /* sum of steal_scan.probed */

@@ -250,8 +250,7 @@ static void write_html(FILE *f, const struct point *pts, int n, int ncpu, char *
 {
 	static const char *const names[] = {"observed speed-up", "perfect linear speed-up",
 					    "span bound", "burdened bound", "greedy guarantee"};
-	static const char *const colors[] = {"#d62728", "#7f7f7f", "#1f77b4", "#ff7f0e",
-					     "#2ca02c"};
+	static const char *const colors[] = {"#d62728", "#7f7f7f", "#1f77b4", "#ff7f0e", "#2ca02c"};
 	const double W = 720, H = 440, L = 60, R = 200, T = 30, B = 50;
 	double ymax = 1, xmax = pts[n - 1].procs;
 
@@ -263,7 +262,7 @@ static void write_html(FILE *f, const struct point *pts, int n, int ncpu, char *
 				ymax = c[s];
 	}
 	ymax *= 1.1;
-#define X(p) (L + ((p) - 1) / (xmax > 1 ? xmax - 1 : 1) * (W - L - R))
+#define X(p) (L + ((p)-1) / (xmax > 1 ? xmax - 1 : 1) * (W - L - R))
 #define Y(v) (H - B - (v) / ymax * (H - T - B))
 	fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>wsr scale: ");
 	for (const char *c = prog[0]; *c != '\0'; c++) {
@@ -277,8 +276,10 @@ static void write_html(FILE *f, const struct point *pts, int n, int ncpu, char *
 	fprintf(f, "</title>\n<style>body{font-family:sans-serif;margin:2em}"
 		   "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;"
 		   "text-align:right}</style></head><body>\n<h1>wsr scale</h1>\n");
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-		   "font-size=\"12\">\n", W, H);
+	fprintf(f,
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		"font-size=\"12\">\n",
+		W, H);
 	fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L,
 		H - B, W - R, H - B);
 	fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", L,
@@ -293,14 +294,17 @@ static void write_html(FILE *f, const struct point *pts, int n, int ncpu, char *
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.1f</text>\n", L - 6,
 			Y(v) + 4, v);
 	}
-	fprintf(f, "<text x=\"14\" y=\"%.1f\" transform=\"rotate(-90 14 %.1f)\" "
-		   "text-anchor=\"middle\">speed-up</text>\n", (T + H - B) / 2, (T + H - B) / 2);
+	fprintf(f,
+		"<text x=\"14\" y=\"%.1f\" transform=\"rotate(-90 14 %.1f)\" "
+		"text-anchor=\"middle\">speed-up</text>\n",
+		(T + H - B) / 2, (T + H - B) / 2);
 	if (xmax > ncpu && ncpu >= 1) {
 		double x = X(ncpu);
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" "
-			   "stroke-dasharray=\"4 3\"/>\n<text x=\"%.1f\" y=\"%.1f\">P &gt; %d CPU%s "
-			   "beyond this line</text>\n", x, T, x, H - B, x + 4, T + 12, ncpu,
-			ncpu == 1 ? "" : "s");
+		fprintf(f,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" "
+			"stroke-dasharray=\"4 3\"/>\n<text x=\"%.1f\" y=\"%.1f\">P &gt; %d CPU%s "
+			"beyond this line</text>\n",
+			x, T, x, H - B, x + 4, T + 12, ncpu, ncpu == 1 ? "" : "s");
 	}
 	for (int s = 0; s < 5; s++) {
 		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"",
@@ -315,11 +319,13 @@ static void write_html(FILE *f, const struct point *pts, int n, int ncpu, char *
 			for (int k = 0; k < n; k++) {
 				double c[5];
 				curves(pts, k, c);
-				fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n",
+				fprintf(f,
+					"<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n",
 					X(pts[k].procs), Y(c[0]), colors[0]);
 			}
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-			   "stroke-width=\"2\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+		fprintf(f,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+			"stroke-width=\"2\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
 			W - R + 12, T + 10 + 18.0 * s, W - R + 36, T + 10 + 18.0 * s, colors[s],
 			W - R + 40, T + 14 + 18.0 * s, names[s]);
 	}
@@ -401,8 +407,8 @@ int cmd_scale(int argc, char **argv)
 		int st = run_one(dir, p, prog, &err);
 		if (st != 0) {
 			if (st > 0)
-				err_push(&err, "wsr run at P = %d exited %d (see %s/run-p%d.log)", p,
-					 st, dir, p);
+				err_push(&err, "wsr run at P = %d exited %d (see %s/run-p%d.log)",
+					 p, st, dir, p);
 			goto fail;
 		}
 		pts[n].procs = p;

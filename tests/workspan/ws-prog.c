@@ -31,6 +31,7 @@
  * Concurrency: the sums are atomics updated by the Gs; printed after every
  *   G has joined.
  */
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -38,8 +39,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#include <dirent.h>
 
 #include <wsr.h>
 
@@ -187,8 +186,7 @@ static int main_g(void *arg)
 	}
 	printf("{\"shape\": \"%s\", \"n\": %ld, \"w_ns\": %" PRId64 ", \"tail_ns\": %" PRId64
 	       ", \"work_ns\": %" PRId64 ", \"span_ns\": %" PRId64 ", \"span_lo_ns\": %" PRId64
-	       ", \"loops\": %" PRId64 ", \"procs\": %d, \"run_delay_ns\": %" PRId64
-	       "}\n",
+	       ", \"loops\": %" PRId64 ", \"procs\": %d, \"run_delay_ns\": %" PRId64 "}\n",
 	       a->shape, a->n, w_ns, tail, atomic_load(&work_sum), span, span_lo,
 	       atomic_load(&loops), wsr_gomaxprocs(), run_delay_ns());
 	wsr_waitgroup_free(main_wg);
@@ -199,11 +197,13 @@ int main(int argc, char **argv)
 {
 	struct args a = {NULL, 0, 0};
 
-	if (argc < 4 || (strcmp(argv[1], "chain") != 0 && strcmp(argv[1], "fanout") != 0 &&
-			 strcmp(argv[1], "pfor") != 0 && strcmp(argv[1], "fib") != 0) ||
+	if (argc < 4 ||
+	    (strcmp(argv[1], "chain") != 0 && strcmp(argv[1], "fanout") != 0 &&
+	     strcmp(argv[1], "pfor") != 0 && strcmp(argv[1], "fib") != 0) ||
 	    (strcmp(argv[1], "pfor") == 0 && argc < 5)) {
-		fprintf(stderr, "usage: ws-prog chain K W_US | fanout N W_US | pfor N W_US TAIL_US | "
-				"fib N W_US\n");
+		fprintf(stderr,
+			"usage: ws-prog chain K W_US | fanout N W_US | pfor N W_US TAIL_US | "
+			"fib N W_US\n");
 		return 2;
 	}
 	a.shape = argv[1];
