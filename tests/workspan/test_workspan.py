@@ -191,6 +191,21 @@ def check_scale(wsr, prog, tmp):
            'scale.md row P=%d == its trace.db' % procs, (cells, m['observed_ms']))
     cells = [c.strip() for c in rows[1].split('|')[1:-1]]
     ok(cells[2] == '%.2f' % (t_p[0] / t_p[1]), 'speed-up = T_P(1) / T_P(2)', cells)
+    dbs = [os.path.join(out, 'p%d' % k, 'trace.db') for k in (1, 2)]
+    works = []
+    for d in dbs:
+        c = sqlite3.connect(d)
+        works.append(meta(c)['work_ms'])
+        c.close()
+    r = run([wsr, 'diff'] + dbs)
+    ok(r.returncode == 0 and 'work inflation T1(new)/T1(base) = %.4f (P = 1 -> 2)'
+       % (works[1] / works[0]) in r.stdout, 'wsr diff prints the work inflation', r.stdout[-600:])
+    r = run([wsr, 'diff'] + dbs + ['--format', 'json'])
+    try:
+        good = abs(json.loads(r.stdout)['work_inflation'] - works[1] / works[0]) < 1e-12
+    except (ValueError, KeyError):
+        good = False
+    ok(r.returncode == 0 and good, 'wsr diff --format json: work_inflation', r.stdout[-300:])
     html = open(os.path.join(out, 'scale.html')).read()
     ok('<svg' in html and 'observed speed-up' in html and 'greedy guarantee' in html and
        html.count('<polyline') == 5 and 'src=' not in html and 'href=' not in html,
