@@ -827,7 +827,7 @@
       add('T_P', m.observed_ms.toFixed(3) + ' ms');
       add('lower / greedy bound', m.lower_bound_ms.toFixed(3) + ' / ' + m.greedy_bound_ms.toFixed(3) + ' ms');
       add('span', m.span_ms.toFixed(3) + ' ms (parallelism ' + m.parallelism.toFixed(2) +
-        '; critical path outlined)');
+        (STATIC ? ')' : '; critical path outlined)'));
     }
     const lost = (m.discarded_events || 0) + (m.discarded_packets || 0);
     if (lost > 0) {
