@@ -422,6 +422,7 @@ static int load_splits(struct dag *d, struct wsr_err *err)
 		p->ts = ts;
 		p->target = target;
 		p->seg = s;
+		p->src = -1; /* set when the strands are cut (build) */
 		p->kind = create ? E_SPAWN : E_WAKE;
 	}
 	if (rc != SQLITE_DONE)
@@ -541,7 +542,7 @@ static int build(struct dag *d, struct wsr_err *err)
 				       ? (p->kind == E_SPAWN ? d->gs[ti].first_seg
 							     : seg_after(d, ti, p->ts))
 				       : -1;
-		if (tseg < 0 || d->segs[tseg].start < p->ts) {
+		if (p->src < 0 || tseg < 0 || d->segs[tseg].start < p->ts) {
 			/* The target never ran (again) in the trace, or lost events. */
 			d->unplaced++;
 			continue;
@@ -1027,7 +1028,7 @@ void dag_verdict(const struct dag_figures *f, char *buf, size_t size)
 			 : "");
 }
 
-void dag_print_text(FILE *f, const struct dag_figures *w, int64_t steals, bool md)
+void dag_print_text(FILE *f, const struct dag_figures *w, int64_t steals, bool lossy, bool md)
 {
 	char verdict[1536];
 
@@ -1091,6 +1092,11 @@ void dag_print_text(FILE *f, const struct dag_figures *w, int64_t steals, bool m
 				: "");
 	dag_verdict(w, verdict, sizeof(verdict));
 	fprintf(f, "%s%s\n", md ? "\n" : "  ", verdict);
+	if (lossy)
+		fprintf(f,
+			"%sEvents were lost: strands and edges near the losses are missing, so "
+			"every figure above is approximate.\n",
+			md ? "\n" : "  ");
 }
 
 void dag_print_json(FILE *f, const struct dag_figures *w, int64_t steals)

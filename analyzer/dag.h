@@ -50,8 +50,9 @@ void dag_figures_load(sqlite3 *db, struct dag_figures *f);
 void dag_verdict(const struct dag_figures *f, char *buf, size_t size);
 
 /* The report's "work and span" section: text (md: markdown) and the value
- * of its "work_span" JSON member. steals: successful steals of the trace. */
-void dag_print_text(FILE *f, const struct dag_figures *w, int64_t steals, bool md);
+ * of its "work_span" JSON member. steals: successful steals of the trace;
+ * lossy: events were discarded (the text says the figures are approximate). */
+void dag_print_text(FILE *f, const struct dag_figures *w, int64_t steals, bool lossy, bool md);
 void dag_print_json(FILE *f, const struct dag_figures *w, int64_t steals);
 
 #endif /* WSR_ANALYZER_DAG_H */

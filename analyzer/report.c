@@ -391,7 +391,7 @@ static int print_text(struct report *r, FILE *f, bool md, struct wsr_err *err)
 	}
 	free(mx);
 
-	dag_print_text(f, &m->ws, m->steals, md);
+	dag_print_text(f, &m->ws, m->steals, m->discarded_events + m->discarded_packets > 0, md);
 
 	fprintf(f, md ? "\n### diagnostics\n\n" : "\ndiagnostics:\n");
 	if (r->ndiags == 0)
