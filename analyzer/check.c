@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -72,11 +73,13 @@ static int parse_cond(const char *s, struct cond *c, char *why, size_t wsize)
 		c->metric[n++] = *p++;
 	c->metric[n] = '\0';
 	if (n == 0) {
-		snprintf(why, wsize, "'%s': expected METRIC OP VALUE, e.g. 'spin_cpu_pct > 25'", s);
+		snprintf(why, wsize, "'%.200s': expected METRIC OP VALUE, e.g. 'spin_cpu_pct > 25'",
+			 s);
 		return -1;
 	}
 	if (find_metric(c->metric) == NULL) {
-		snprintf(why, wsize, "'%s': unknown metric '%s' (wsr check --list shows them)", s,
+		snprintf(why, wsize,
+			 "'%.200s': unknown metric '%.64s' (wsr check --list shows them)", s,
 			 c->metric);
 		return -1;
 	}
@@ -89,7 +92,7 @@ static int parse_cond(const char *s, struct cond *c, char *why, size_t wsize)
 			found = k;
 	}
 	if (found < 0) {
-		snprintf(why, wsize, "'%s': expected one of > >= < <= == != after '%s'", s,
+		snprintf(why, wsize, "'%.200s': expected one of > >= < <= == != after '%.64s'", s,
 			 c->metric);
 		return -1;
 	}
@@ -98,13 +101,13 @@ static int parse_cond(const char *s, struct cond *c, char *why, size_t wsize)
 	char *end;
 	c->value = strtod(p, &end);
 	if (end == p || !isfinite(c->value)) {
-		snprintf(why, wsize, "'%s': expected a number after '%s'", s, op_names[found]);
+		snprintf(why, wsize, "'%.200s': expected a number after '%s'", s, op_names[found]);
 		return -1;
 	}
 	while (isspace((unsigned char)*end))
 		end++;
 	if (*end != '\0') {
-		snprintf(why, wsize, "'%s': unexpected '%s' after the number", s, end);
+		snprintf(why, wsize, "'%.200s': unexpected '%.200s' after the number", s, end);
 		return -1;
 	}
 	return 0;
@@ -147,10 +150,26 @@ static int load(const char *path, sqlite3 **db, struct metrics **m, struct wsr_e
 	return 0;
 }
 
+static const struct option check_options[] = {
+	{"fail-if", required_argument, NULL, 'F'},
+	{"list", no_argument, NULL, 'l'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+static void check_usage(FILE *f)
+{
+	fprintf(f, "usage: wsr check trace.db --fail-if 'METRIC OP VALUE' ...\n"
+		   "  --fail-if EXPR  a condition METRIC OP VALUE, OP one of > >= < <= == !=;\n"
+		   "                  repeat it for more; exit 1 if any condition holds\n"
+		   "  --list          the metrics, one a line\n"
+		   "  -h, --help      this text and the metrics\n");
+}
+
 int cmd_check(int argc, char **argv)
 {
 	struct cond conds[64];
-	int n = 0, breaches = 0, ret = 1;
+	int n = 0, breaches = 0, ret = 1, c;
 	const char *path = NULL;
 	char why[512];
 	struct wsr_err err;
@@ -158,44 +177,46 @@ int cmd_check(int argc, char **argv)
 	struct metrics *m = NULL;
 
 	err_init(&err);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			printf("usage: wsr check trace.db --fail-if 'METRIC OP VALUE' ...\n"
-			       "  OP: > >= < <= == !=; exit 1 if any condition holds.\n"
-			       "metrics:\n");
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", check_options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			check_usage(stdout);
+			printf("metrics:\n");
 			list_metrics(stdout);
 			return 0;
-		} else if (strcmp(a, "--list") == 0) {
+		case 'l':
 			list_metrics(stdout);
 			return 0;
-		} else if (strcmp(a, "--fail-if") == 0) {
-			if (i + 1 >= argc) {
-				fprintf(stderr,
-					"wsr check: error: --fail-if needs an expression\n");
-				return 2;
-			}
+		case 'F':
 			if (n == 64) {
 				fprintf(stderr, "wsr check: error: at most 64 conditions\n");
 				return 2;
 			}
-			if (parse_cond(argv[++i], &conds[n], why, sizeof(why)) < 0) {
+			if (parse_cond(optarg, &conds[n], why, sizeof(why)) < 0) {
 				fprintf(stderr, "wsr check: error: %s\n", why);
 				return 2;
 			}
 			n++;
-		} else if (a[0] == '-') {
-			fprintf(stderr, "wsr check: error: unknown option '%s'\n", a);
+			break;
+		default:
+			err_option("wsr check", c, argv[optind - 1], stderr);
+			check_usage(stderr);
 			return 2;
-		} else if (path == NULL) {
-			path = a;
+		}
+	}
+	for (; optind < argc; optind++) {
+		if (path == NULL) {
+			path = argv[optind];
 		} else {
-			fprintf(stderr, "wsr check: error: unexpected argument '%s'\n", a);
+			fprintf(stderr, "wsr check: error: unexpected argument '%s'\n",
+				argv[optind]);
 			return 2;
 		}
 	}
 	if (path == NULL || n == 0) {
-		fprintf(stderr, "usage: wsr check trace.db --fail-if 'METRIC OP VALUE' ...\n");
+		check_usage(stderr);
 		return 2;
 	}
 	if (load(path, &db, &m, &err) < 0) {
@@ -222,6 +243,58 @@ out:
 	return ret;
 }
 
+/*
+ * What makes two runs unlike: another program or other arguments, another
+ * gomaxprocs, a trace whose gomaxprocs is unknown. Each is a sentence in
+ * OUT; returns how many.
+ */
+static int diff_warnings(sqlite3 *db[2], struct metrics *m[2], char out[][1024], int max)
+{
+	char cmd[2][1024];
+	int64_t v;
+	int n = 0;
+
+	for (int k = 0; k < 2; k++) {
+		db_get_meta_text(db[k], "command", cmd[k], sizeof(cmd[k]));
+		if (cmd[k][0] == '\0')
+			snprintf(cmd[k], sizeof(cmd[k]), "%s", m[k]->program);
+	}
+	if (n < max && strcmp(cmd[0], cmd[1]) != 0)
+		snprintf(out[n++], 1024,
+			 "the runs are of different programs or arguments (base: %.400s; new: "
+			 "%.400s): the deltas compare unlike runs",
+			 cmd[0], cmd[1]);
+	bool unknown[2];
+	for (int k = 0; k < 2; k++)
+		unknown[k] = db_get_meta_int(db[k], "init_missing", &v) == 0 && v != 0;
+	if (n < max && (unknown[0] || unknown[1]))
+		snprintf(out[n++], 1024, "gomaxprocs is unknown in the %s run (no init event)",
+			 unknown[0] && unknown[1] ? "base and the new"
+			 : unknown[0]             ? "base"
+						  : "new");
+	else if (n < max && m[0]->gomaxprocs != m[1]->gomaxprocs)
+		snprintf(out[n++], 1024,
+			 "the runs have different gomaxprocs (base %d, new %d): per-P figures "
+			 "and percentages of the Ps compare unlike runs",
+			 m[0]->gomaxprocs, m[1]->gomaxprocs);
+	return n;
+}
+
+static const struct option diff_options[] = {
+	{"format", required_argument, NULL, 'f'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+static void diff_usage(FILE *f)
+{
+	fprintf(f, "usage: wsr diff base.db new.db [--format text|md|json]\n"
+		   "  The metrics of two runs side by side with their deltas; a warning on\n"
+		   "  stderr when the runs are of different programs or gomaxprocs.\n"
+		   "  --format F  text (default), md, json\n"
+		   "  -h, --help  this text\n");
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	const char *paths[2] = {NULL, NULL};
@@ -229,30 +302,37 @@ int cmd_diff(int argc, char **argv)
 	struct wsr_err err;
 	sqlite3 *db[2] = {NULL, NULL};
 	struct metrics *m[2] = {NULL, NULL};
-	int ret = 1, np = 0;
+	int ret = 1, np = 0, c;
 
 	err_init(&err);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			printf("usage: wsr diff base.db new.db [--format text|md|json]\n"
-			       "  The metrics of two runs side by side with their deltas.\n");
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", diff_options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			diff_usage(stdout);
 			return 0;
-		} else if (strcmp(a, "--format") == 0 && i + 1 < argc) {
-			format = argv[++i];
-		} else if (a[0] == '-') {
-			fprintf(stderr, "wsr diff: error: unknown option '%s'\n", a);
+		case 'f':
+			format = optarg;
+			break;
+		default:
+			err_option("wsr diff", c, argv[optind - 1], stderr);
+			diff_usage(stderr);
 			return 2;
-		} else if (np < 2) {
-			paths[np++] = a;
+		}
+	}
+	for (; optind < argc; optind++) {
+		if (np < 2) {
+			paths[np++] = argv[optind];
 		} else {
-			fprintf(stderr, "wsr diff: error: unexpected argument '%s'\n", a);
+			fprintf(stderr, "wsr diff: error: unexpected argument '%s'\n",
+				argv[optind]);
 			return 2;
 		}
 	}
 	bool md = strcmp(format, "md") == 0, json = strcmp(format, "json") == 0;
 	if (np != 2 || (!md && !json && strcmp(format, "text") != 0)) {
-		fprintf(stderr, "usage: wsr diff base.db new.db [--format text|md|json]\n");
+		diff_usage(stderr);
 		return 2;
 	}
 	for (int k = 0; k < 2; k++) {
@@ -262,13 +342,30 @@ int cmd_diff(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (json)
-		printf("{\n  \"base\": \"%s\",\n  \"new\": \"%s\",\n  \"metrics\": {", paths[0],
+	char warn[4][1024];
+	int nwarn = diff_warnings(db, m, warn, 4);
+	for (int k = 0; k < nwarn; k++)
+		fprintf(stderr, "wsr diff: warning: %s\n", warn[k]);
+	if (json) {
+		printf("{\n  \"base\": \"%s\",\n  \"new\": \"%s\",\n  \"warnings\": [", paths[0],
 		       paths[1]);
-	else if (md)
+		for (int k = 0; k < nwarn; k++) {
+			printf("%s\n    \"", k ? "," : "");
+			for (const char *ch = warn[k]; *ch != '\0'; ch++)
+				if (*ch == '"' || *ch == '\\')
+					printf("\\%c", *ch);
+				else if ((unsigned char)*ch >= 0x20)
+					putchar(*ch);
+			printf("\"");
+		}
+		printf("%s],\n  \"metrics\": {", nwarn ? "\n  " : "");
+	} else if (md) {
+		for (int k = 0; k < nwarn; k++)
+			printf("> **warning:** %s\n\n", warn[k]);
 		printf("| metric | base | new | delta | delta %% |\n|---|---|---|---|---|\n");
-	else
+	} else {
 		printf("%-26s %16s %16s %16s %9s\n", "metric", "base", "new", "delta", "delta%");
+	}
 	for (int i = 0; i < metric_count; i++) {
 		double a = 0, b = 0;
 		metric_value(m[0], metric_list[i].name, &a);

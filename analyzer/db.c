@@ -3,7 +3,7 @@
  *
  * Invariants:
  *   - A database under construction is written with journal_mode=OFF and
- *     synchronous=OFF: it is a temporary file (X.db.tmp) that is renamed
+ *     synchronous=OFF: it is a temporary file (X.db.PID.tmp, ingest.c) that is renamed
  *     only after the final COMMIT succeeded, so a crash leaves no database
  *     under the final name and durability of the tmp file does not matter.
  *     The rename is followed by fsync of the file (ingest.c).
@@ -18,12 +18,19 @@
  *     the same CPU time.
  *   - No PRAGMA threads: under SQLITE_CONFIG_SINGLETHREAD (no mutex taken
  *     by the per-row API calls) SQLite gives the sorter no helper thread.
- *   - Readers open with SQLITE_OPEN_READONLY and check user_version.
+ *   - Readers open with SQLITE_OPEN_READONLY and check user_version and
+ *     that meta names the schema_version (a database without meta is refused).
+ *   - db_check_replaceable(): only a file that is an SQLite database with a
+ *     wsr meta table may be replaced by `wsr ingest --force`.
  * Concurrency: none.
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -128,6 +135,23 @@ int db_open_ro(const char *path, sqlite3 **out, struct wsr_err *err)
 			  path, WSR_DB_VERSION, version);
 		goto out;
 	}
+	/* Every figure starts from meta (times, gomaxprocs, counts): without
+	 * it a report would print zeros. */
+	sqlite3_finalize(st);
+	st = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st,
+			       NULL) != SQLITE_OK) {
+		err_input(err, "%s: not a wsr database: it has no meta table (%s)", path,
+			  sqlite3_errmsg(db));
+		goto out;
+	}
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		err_input(err,
+			  "%s: not a complete wsr database: its meta table has no schema_version "
+			  "(ingest the trace again with `wsr ingest`)",
+			  path);
+		goto out;
+	}
 	ret = 0;
 out:
 	sqlite3_finalize(st);
@@ -203,4 +227,58 @@ void db_get_meta_text(sqlite3 *db, const char *key, char *buf, size_t size)
 	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) != NULL)
 		snprintf(buf, size, "%s", (const char *)sqlite3_column_text(st, 0));
 	sqlite3_finalize(st);
+}
+
+int db_check_replaceable(const char *path, struct wsr_err *err)
+{
+	static const char sqlite_magic[16] = "SQLite format 3";
+	char head[16];
+	struct stat st;
+	sqlite3 *db = NULL;
+	sqlite3_stmt *q = NULL;
+	int fd, ret = -1;
+	ssize_t n;
+
+	if (lstat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		err_push(err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err_input(err,
+			  "%s exists and is not a regular file: --force replaces only a wsr "
+			  "database",
+			  path);
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err_push(err, "opening %s: %s", path, strerror(errno));
+		return -1;
+	}
+	n = read(fd, head, sizeof(head));
+	close(fd);
+	if (n != (ssize_t)sizeof(head) || memcmp(head, sqlite_magic, sizeof(head)) != 0)
+		goto refuse;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+		goto refuse;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT 1 FROM meta WHERE key IN ('schema_version', "
+			       "'analyzer_version')",
+			       -1, &q, NULL) != SQLITE_OK ||
+	    sqlite3_step(q) != SQLITE_ROW)
+		goto refuse;
+	ret = 0;
+	goto out;
+refuse:
+	err_input(err,
+		  "%s exists and is not a wsr database: --force replaces only a database that "
+		  "`wsr ingest` wrote; remove it yourself or choose another -o",
+		  path);
+out:
+	sqlite3_finalize(q);
+	if (db != NULL)
+		sqlite3_close(db);
+	return ret;
 }

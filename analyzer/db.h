@@ -28,6 +28,9 @@ extern const char wsr_sql_indexes[];
 int db_create(const char *path, sqlite3 **out, struct wsr_err *err);
 int db_finish(sqlite3 *db, struct wsr_err *err);
 int db_open_ro(const char *path, sqlite3 **out, struct wsr_err *err);
+/* 0 when PATH is absent or a wsr database (which --force may replace); else
+ * -1 with a cause (err_input: exit 2). */
+int db_check_replaceable(const char *path, struct wsr_err *err);
 int db_exec(sqlite3 *db, const char *sql, struct wsr_err *err);
 int db_prepare(sqlite3 *db, sqlite3_stmt **st, const char *sql, struct wsr_err *err);
 int db_meta_int(sqlite3 *db, const char *key, int64_t value, struct wsr_err *err);

@@ -644,7 +644,10 @@ static int decode_discarded(struct wsr_decoder *d, const bt_message *msg, int pa
 		return -1;
 	r.stream = (uint16_t)si;
 	r.flags = REC_F_A1;
-	if (have_count) {
+	/* A count past INT64_MAX is a tracer's running counter that went
+	 * backwards between two packets (seen under load in discard mode):
+	 * the loss is real, its size unknown (the count is left NULL). */
+	if (have_count && count <= (uint64_t)INT64_MAX) {
 		r.a2 = (int64_t)count;
 		r.flags |= REC_F_A2;
 	}

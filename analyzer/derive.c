@@ -271,7 +271,7 @@ struct derive {
 	struct stream_info streams[MAX_STREAMS];
 
 	uint64_t events, wsr_events, foreign_events, schedtraces, spins_found;
-	uint64_t discarded_events, discarded_packets, discarded_records;
+	uint64_t discarded_events, discarded_packets, discarded_records, discarded_uncounted;
 	int64_t first_ts, last_ts;
 	bool any_ts;
 	uint64_t per_ev[EV_COUNT + 2];
@@ -292,7 +292,7 @@ struct derive {
 	/* the schedtrace cross-check (see "schedtrace check") */
 	struct schedcheck *sc;
 	/* Gs whose state became unknown through lost events (see "losses") */
-	uint64_t gs_lost;
+	uint64_t loss_repairs;
 	struct wsr_err *sc_err; /* for sq_row, during derive_finish */
 };
 
@@ -698,8 +698,10 @@ static struct gs *g_get(struct derive *dv, int64_t g, int64_t ts, struct wsr_err
  * running any more (another G runs on its P or M, its P goes idle, its M
  * parks or spins), its interval is closed as cut (cut = 1) and the G is
  * `unknown` until its next event; a G that is run again while "running"
- * has its interval cut too. In a lossless trace none of this happens
- * (meta.gs_lost counts the times it did). */
+ * has its interval cut too. Likewise a P that an M holds is not idle (a
+ * lost p_busy), and an M that runs a G neither spins nor is in a call (a
+ * lost spin_stop or syscall_exit). In a lossless trace none of this
+ * happens (meta.loss_repairs counts the times it did). */
 
 /* G e's open interval ends at ts as cut by a loss; e is `unknown` after it. */
 static int g_lose(struct derive *dv, struct gs *e, int64_t ts, struct wsr_err *err)
@@ -716,7 +718,7 @@ static int g_lose(struct derive *dv, struct gs *e, int64_t ts, struct wsr_err *e
 	e->p = e->m = -1;
 	e->reason = NULL;
 	e->pending_ready = false;
-	dv->gs_lost++;
+	dv->loss_repairs++;
 	return 0;
 }
 
@@ -746,6 +748,27 @@ static int m_evict(struct derive *dv, int m, int64_t g, int64_t ts, struct wsr_e
 	o = g_find(dv, cur);
 	if (o != NULL && (o->state == GS_RUNNING || o->state == GS_SYSCALL) && o->m == m)
 		return g_lose(dv, o, ts, err);
+	return 0;
+}
+
+/* The emitter M m holds P p (-1: none) at ts: a G still "running" on M m
+ * elsewhere, or on P p with another M, lost its g_stop. */
+static int held_repair(struct derive *dv, int m, int p, int64_t ts, struct wsr_err *err)
+{
+	struct gs *o;
+
+	if (m < dv->nm && dv->ms[m].curg != 0) {
+		o = g_find(dv, dv->ms[m].curg);
+		if (o != NULL && o->state == GS_RUNNING && o->m == m && o->p != p &&
+		    g_lose(dv, o, ts, err) < 0)
+			return -1;
+	}
+	if (p >= 0 && p < dv->np && dv->ps[p].curg != 0) {
+		o = g_find(dv, dv->ps[p].curg);
+		if (o != NULL && o->state == GS_RUNNING && o->p == p && o->m != m &&
+		    g_lose(dv, o, ts, err) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -1337,9 +1360,17 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 	}
 	if (p_known(dv, p, ts, err) < 0)
 		return -1;
-	if (!foreign_pm && m >= 0 && p >= 0 && r->ev != EV_P_IDLE && r->ev != EV_P_BUSY &&
-	    r->ev != EV_M_UNPARK) {
-		if (assoc(dv, m, p, ts, err) < 0)
+	bool holds = !foreign_pm && m >= 0 && r->ev != EV_P_IDLE && r->ev != EV_P_BUSY &&
+		     r->ev != EV_M_UNPARK;
+	if (holds && held_repair(dv, m, p, ts, err) < 0)
+		return -1;
+	if (holds && p >= 0) {
+		if (dv->ps[p].idle) {
+			/* M m holds it: its p_busy was lost (see "losses"). */
+			dv->ps[p].idle = false;
+			dv->loss_repairs++;
+		}
+		if (assoc(dv, m, p, ts, err) < 0 || p_set(dv, p, ts, err) < 0)
 			return -1;
 	} else if (!foreign_pm && m >= 0 && dv->ms[m].parked && r->ev != EV_M_PARK &&
 		   r->ev != EV_M_UNPARK) {
@@ -1490,9 +1521,17 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 			return -1;
 		dv->ps[p].curg = r->g;
 		if (m >= 0) {
+			struct ms *M = &dv->ms[m];
 			if (m_evict(dv, m, r->g, ts, err) < 0)
 				return -1;
-			dv->ms[m].curg = r->g;
+			M->curg = r->g;
+			if (M->spinning || M->insyscall) {
+				/* Its spin_stop or syscall_exit was lost. */
+				M->spinning = M->insyscall = false;
+				dv->loss_repairs++;
+				if (m_set(dv, m, ts, err) < 0 || p_set(dv, p, ts, err) < 0)
+					return -1;
+			}
 		}
 		if (P->pending_once) {
 			P->pending_once = false;
@@ -1500,7 +1539,12 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 			P->runnext = 0;
 		} else if (r->a1 == WSR_SOURCE_LOCAL ||
 			   ((r->a1 == WSR_SOURCE_NETPOLL || r->a1 == WSR_SOURCE_TIMER) &&
-			    e->q == Q_RING)) {
+			    e->q != Q_NONE)) {
+			/* A G readied by a timer or the poller keeps that source
+			 * wherever it was queued: not the one run at once (above),
+			 * not runnext, so from this ring, where a global get or a
+			 * steal may have moved it (q still says where it was put).
+			 * Q_NONE: the poller ran it directly, from no queue. */
 			if (P->ring > 0)
 				P->ring--;
 		}
@@ -2068,6 +2112,8 @@ int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra, st
 		if (step(dv, ST_DISCARDED, err) < 0)
 			return -1;
 		dv->discarded_records++;
+		if (!(r->flags & REC_F_A2))
+			dv->discarded_uncounted++;
 		if (ev)
 			dv->discarded_events += (r->flags & REC_F_A2) ? (uint64_t)r->a2 : 1;
 		else
@@ -2127,6 +2173,13 @@ int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra, st
 	if (apply(dv, r, extra, err) < 0)
 		return -1;
 	if (sq_feed(dv, r, &before) < 0) {
+		err_push(err, "out of memory");
+		return -1;
+	}
+	/* A waker lowers nmidle before this M's m_unpark (schedcheck.c, (d)). */
+	if (r->ev == EV_M_PARK && r->m >= 0 &&
+	    schedcheck_pending(dv->sc, r->m, SQ_IDLETHREADS, -1, (int64_t)dv->events - 1, r->ts) <
+		    0) {
 		err_push(err, "out of memory");
 		return -1;
 	}
@@ -2318,13 +2371,14 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 		{"discarded_events", (int64_t)dv->discarded_events, true},
 		{"discarded_packets", (int64_t)dv->discarded_packets, true},
 		{"discarded_records", (int64_t)dv->discarded_records, true},
+		{"discarded_uncounted", (int64_t)dv->discarded_uncounted, true},
 		{"g_count", (int64_t)dv->gtotal, true},
 		{"g_live_peak", (int64_t)dv->gpeak, true},
 		{"schedtrace_interval_ns", nice_interval(duration), true},
 		{"idle_while_global_ns", dv->idle_global_ns, true},
 		{"idle_while_runnable_ns", dv->idle_runnable_ns, true},
 		{"spins_found", (int64_t)dv->spins_found, true},
-		{"gs_lost", (int64_t)dv->gs_lost, true},
+		{"loss_repairs", (int64_t)dv->loss_repairs, true},
 		{"schedtrace_fields", schedcheck_fields(dv->sc), true},
 		{"schedtrace_unexplained", schedcheck_unexplained(dv->sc), true},
 		{"other_process_events", (int64_t)dv->skipped_other_vpid, dv->want_vpid > 0},

@@ -80,3 +80,11 @@ void err_print(const struct wsr_err *err, const char *prog, FILE *f)
 	err_format(err, buf, sizeof(buf));
 	fprintf(f, "%s: error: %s\n", prog, buf);
 }
+
+void err_option(const char *prog, int c, const char *arg, FILE *f)
+{
+	if (c == ':')
+		fprintf(f, "%s: error: option '%s' needs a value\n", prog, arg);
+	else
+		fprintf(f, "%s: error: unknown option '%s'\n", prog, arg);
+}

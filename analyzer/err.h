@@ -31,6 +31,9 @@ void err_push(struct wsr_err *err, const char *fmt, ...) __attribute__((format(p
 void err_input(struct wsr_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints the chain on one line: "PROG: error: OUTER: caused by: INNER". */
 void err_print(const struct wsr_err *err, const char *prog, FILE *f);
+/* After getopt_long returned '?' or ':' (optstring starting with ':'):
+ * prints "PROG: error: unknown option 'ARG'" or "... 'ARG' needs a value". */
+void err_option(const char *prog, int c, const char *arg, FILE *f);
 /* The chain as one string (outermost first) into buf. */
 void err_format(const struct wsr_err *err, char *buf, size_t size);
 

@@ -4,7 +4,11 @@
  * Design. Three stages, two processes:
  *   1. precheck (this process): the directory exists, holds CTF metadata,
  *      the metadata is complete (packet sizes fit the file, braces balance)
- *      and, for LTTng's stream layout, every stream packet fits its file.
+ *      and, for LTTng's stream layout, every stream packet fits its file,
+ *      is the one its packet index lists there, and every indexed packet is
+ *      there; wsr-run.json, when the trace has one, must agree on the count
+ *      of packets and bytes (a stream cut at a packet boundary decodes
+ *      without any error: only the index and the run record tell).
  *      Babeltrace 2.0.4 loops forever on some truncated metadata and aborts
  *      on some corrupted packet headers, so most bad input is caught here
  *      with a precise message before bt2 ever sees it.
@@ -14,8 +18,8 @@
  *      crash (abort) is reported as a corrupted trace: what is left of bt2's
  *      misbehaviour cannot take the analyzer down or hang it.
  *   3. derive (this process): derive.c validates each record and writes the
- *      rows into OUT.tmp inside one transaction; indexes are built at the
- *      end, then OUT.tmp is renamed to OUT.
+ *      rows into OUT.PID.tmp inside one transaction; indexes are built at the
+ *      end, then OUT.PID.tmp is renamed to OUT.
  * The two processes also run in parallel on the two cores: decoding and
  * SQLite insertion overlap.
  * Rejected: a second SQLite writer (the child writing `events` into the
@@ -26,8 +30,10 @@
  *
  * Invariants:
  *   - OUT is created only by the final rename(); on any failure or on
- *     SIGINT/SIGTERM/SIGHUP the temporary file is removed. An existing OUT
- *     is replaced only with --force.
+ *     SIGINT/SIGTERM/SIGHUP the temporary file is removed; after a SIGKILL
+ *     the next ingest to OUT removes it (remove_stale_tmps). An existing OUT
+ *     is replaced only with --force, and only if it is a wsr database.
+ *   - The decoder child dies with this process (PR_SET_PDEATHSIG).
  *   - Exit codes: 0 done; 1 failure (I/O, SQLite); 2 usage error or bad
  *     input (not a trace, empty, no wsr events, truncated, corrupted).
  * Concurrency: single-threaded parent; the child only writes the pipe.
@@ -38,6 +44,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
@@ -47,6 +54,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -55,10 +64,12 @@
 #include <sqlite3.h>
 
 #include "cmd.h"
+#include "ctfindex.h"
 #include "db.h"
 #include "decode.h"
 #include "derive.h"
 #include "ingest.h"
+#include "runinfo.h"
 
 #define CTF_MAGIC    0xC1FC1FC1u
 #define TSDL_MAGIC   0x75D11D57u
@@ -86,6 +97,8 @@ struct pre {
 	const char *root;
 	int files, metadata, streams;
 	uint64_t stream_bytes;
+	/* packets walked in the LTTng stream files, and their sizes in bytes */
+	uint64_t packets, packet_bytes;
 	char first_meta[PATH_MAX];
 	char **dirs; /* directories holding a metadata file */
 	int ndirs;
@@ -340,12 +353,20 @@ static int64_t clock_offset_ns(const char *t)
 	return ns;
 }
 
-/* Walks the packets of one LTTng stream file. */
-static int check_stream(struct pre *pr, const char *path, off_t size, int64_t offset_ns)
+/*
+ * Walks the packets of one LTTng stream file. With its packet index (IX, N
+ * entries; N is SIZE_MAX when the stream has no index file), every packet
+ * must be the one the index lists at that position, and every packet the
+ * index lists must be there: a file cut at a packet boundary, or emptied,
+ * is complete packet by packet and only the index tells what is missing.
+ */
+static int check_stream(struct pre *pr, const char *path, off_t size, int64_t offset_ns,
+			const struct ctf_index_entry *ix, size_t nix)
 {
 	int fd = open(path, O_RDONLY);
 	unsigned char h[64];
 	uint64_t off = 0;
+	size_t k = 0;
 	int ret = -1;
 
 	if (fd < 0) {
@@ -389,6 +410,32 @@ static int check_stream(struct pre *pr, const char *path, off_t size, int64_t of
 				  path, off, packet / 8, (uint64_t)size - off);
 			goto out;
 		}
+		if (nix != SIZE_MAX) {
+			if (k >= nix) {
+				err_input(
+					pr->err,
+					"%s: the file holds more packets than its packet index "
+					"lists (%zu): the index is truncated or belongs to another "
+					"stream",
+					path, nix);
+				goto out;
+			}
+			const struct ctf_index_entry *e = &ix[k];
+			if (e->offset != off || e->packet_size != packet ||
+			    e->content_size != content || e->ts_begin != tb || e->ts_end != te) {
+				err_input(pr->err,
+					  "%s: packet %zu (offset %" PRIu64 ", %" PRIu64
+					  " bytes) is not the one its packet index lists there "
+					  "(offset %" PRIu64 ", %" PRIu64
+					  " bytes): packets are missing or the stream file is "
+					  "corrupted",
+					  path, k, off, packet / 8, e->offset, e->packet_size / 8);
+				goto out;
+			}
+		}
+		k++;
+		pr->packets++;
+		pr->packet_bytes += packet / 8;
 		int64_t b, e;
 		if (offset_ns != INT64_MIN && content > 64 * 8 && te <= INT64_MAX &&
 		    !__builtin_add_overflow(offset_ns, (int64_t)tb, &b) &&
@@ -400,10 +447,44 @@ static int check_stream(struct pre *pr, const char *path, off_t size, int64_t of
 		}
 		off += packet / 8;
 	}
+	if (nix != SIZE_MAX && k < nix) {
+		uint64_t want = 0;
+		for (size_t i = k; i < nix; i++)
+			want += ix[i].packet_size / 8;
+		if (size == 0)
+			err_input(pr->err,
+				  "%s: the stream file is empty but its packet index lists %zu "
+				  "packets (%" PRIu64 " bytes): the stream file was emptied or "
+				  "never written",
+				  path, nix, want);
+		else
+			err_input(
+				pr->err,
+				"%s: %zu of the %zu packets that its packet index lists are missing "
+				"(%" PRIu64 " bytes from offset %" PRIu64 "; the file has %" PRIu64
+				" bytes): the stream file is truncated",
+				path, nix - k, nix, want, off, (uint64_t)size);
+		goto out;
+	}
 	ret = 0;
 out:
 	close(fd);
 	return ret;
+}
+
+/* Loads DIR/index/NAME.idx into *IX / *NIX; *NIX = SIZE_MAX when absent. */
+static int stream_index(struct pre *pr, const char *dir, const char *name,
+			struct ctf_index_entry **ix, size_t *nix)
+{
+	char path[PATH_MAX + 512];
+	struct stat st;
+
+	*ix = NULL;
+	*nix = SIZE_MAX;
+	snprintf(path, sizeof(path), "%s/index/%s.idx", dir, name);
+	if (stat(path, &st) != 0)
+		return 0;
+	return ctf_index_load(path, ix, nix, pr->err);
 }
 
 static int check_metadata_dir(struct pre *pr, const char *meta_path)
@@ -437,8 +518,16 @@ static int check_metadata_dir(struct pre *pr, const char *meta_path)
 			continue;
 		pr->streams++;
 		pr->stream_bytes += (uint64_t)st.st_size;
-		if (lttng && check_stream(pr, path, st.st_size, offset_ns) < 0)
-			goto out;
+		if (lttng) {
+			struct ctf_index_entry *ix = NULL;
+			size_t nix;
+			int rc = stream_index(pr, dir, de->d_name, &ix, &nix);
+			if (rc == 0)
+				rc = check_stream(pr, path, st.st_size, offset_ns, ix, nix);
+			free(ix);
+			if (rc < 0)
+				goto out;
+		}
 	}
 	char **nd = realloc(pr->dirs, (size_t)(pr->ndirs + 1) * sizeof(*nd));
 	if (nd == NULL || (nd[pr->ndirs] = strdup(dir)) == NULL) {
@@ -519,6 +608,66 @@ static int precheck(struct pre *pr, const char *dir)
 	return 0;
 }
 
+/* ---- what `wsr run` recorded (wsr-run.json) ---- */
+
+/*
+ * The run record says how many packets (and bytes) the packet indexes held
+ * when `wsr run` finished: a stream file removed together with its index,
+ * or an index and its stream cut alike, shows only here.
+ */
+static int run_info_check(const struct pre *pr, const struct run_info *ri, const char *dir,
+			  struct wsr_err *err)
+{
+	if (!ri->found || ri->packets < 0)
+		return 0;
+	if (pr->packets == (uint64_t)ri->packets &&
+	    (ri->stream_bytes < 0 || pr->packet_bytes == (uint64_t)ri->stream_bytes))
+		return 0;
+	if (pr->packets < (uint64_t)ri->packets || pr->packet_bytes < (uint64_t)ri->stream_bytes)
+		err_input(err,
+			  "%s: %" PRIu64 " packets (%" PRIu64 " bytes) are missing: wsr-run.json "
+			  "says the recording wrote %" PRId64 " packets (%" PRId64
+			  " bytes), the stream files hold %" PRIu64 " (%" PRIu64
+			  " bytes): a stream file and its index were removed or cut",
+			  dir,
+			  pr->packets < (uint64_t)ri->packets ? (uint64_t)ri->packets - pr->packets
+							      : 0,
+			  pr->packet_bytes < (uint64_t)ri->stream_bytes
+				  ? (uint64_t)ri->stream_bytes - pr->packet_bytes
+				  : 0,
+			  ri->packets, ri->stream_bytes, pr->packets, pr->packet_bytes);
+	else
+		err_input(err,
+			  "%s: the stream files hold %" PRIu64 " packets (%" PRIu64
+			  " bytes), more than the %" PRId64 " (%" PRId64
+			  " bytes) that wsr-run.json recorded: the trace is not that run's",
+			  dir, pr->packets, pr->packet_bytes, ri->packets, ri->stream_bytes);
+	return -1;
+}
+
+/* meta rows from the run record: program, command, exit_status, exit_signal,
+ * and procname when the trace's environment gave none (per-UID buffers). */
+static int run_info_meta(sqlite3 *db, const struct run_info *ri, struct wsr_err *err)
+{
+	char name[256];
+
+	if (!ri->found)
+		return 0;
+	const char *base = strrchr(ri->program, '/');
+	if (db_meta_text(db, "program", ri->program, err) < 0 ||
+	    db_meta_text(db, "command", ri->command, err) < 0)
+		return -1;
+	if (ri->exit_status >= 0 && db_meta_int(db, "exit_status", ri->exit_status, err) < 0)
+		return -1;
+	if (ri->exit_signal >= 0 && db_meta_int(db, "exit_signal", ri->exit_signal, err) < 0)
+		return -1;
+	db_get_meta_text(db, "procname", name, sizeof(name));
+	if (name[0] == '\0' &&
+	    db_meta_text(db, "procname", base != NULL ? base + 1 : ri->program, err) < 0)
+		return -1;
+	return 0;
+}
+
 /* ---- the decoder child ---- */
 
 struct writer {
@@ -595,14 +744,14 @@ static void child_main(int fd, const struct pre *pr)
 /* ---- the parent ---- */
 
 static void progress(const struct ingest_opts *o, struct derive *dv, const struct pre *pr,
-		     double t0, bool final)
+		     double t0)
 {
 	if (!o->progress)
 		return;
 	double el = now_s() - t0;
 	uint64_t n = derive_event_count(dv);
 	double rate = el > 0 ? (double)n / el : 0;
-	if (pr->end_ns > pr->begin_ns && !final) {
+	if (pr->end_ns > pr->begin_ns) {
 		double pct = 100.0 * (double)(derive_last_ts(dv) - pr->begin_ns) /
 			     (double)(pr->end_ns - pr->begin_ns);
 		if (pct < 0)
@@ -612,9 +761,123 @@ static void progress(const struct ingest_opts *o, struct derive *dv, const struc
 		fprintf(stderr, "\rwsr ingest: %" PRIu64 " events, %.2fM events/s, %3.0f%%  ", n,
 			rate / 1e6, pct);
 	} else {
-		fprintf(stderr, "\rwsr ingest: %" PRIu64 " events, %.2fM events/s%s", n, rate / 1e6,
-			final ? "        \n" : "  ");
+		fprintf(stderr, "\rwsr ingest: %" PRIu64 " events, %.2fM events/s  ", n,
+			rate / 1e6);
 	}
+}
+
+/* The progress line during the steps after decoding (closing the intervals,
+ * building the indexes), which take a while on big traces and show no count. */
+static void progress_phase(const struct ingest_opts *o, struct derive *dv, const char *what)
+{
+	if (!o->progress)
+		return;
+	fprintf(stderr, "\rwsr ingest: %" PRIu64 " events decoded; %s...%20s",
+		derive_event_count(dv), what, "");
+}
+
+/*
+ * Temporary files. The database is written to OUT.PID.tmp, created here
+ * (O_EXCL) and flock()ed for as long as this process writes it; rename()
+ * makes it OUT. A `wsr ingest` killed by SIGKILL leaves its file behind: the
+ * next ingest to the same OUT removes every OUT.N.tmp (and OUT.tmp, the name
+ * before) whose process N is gone and whose lock it can take, so a live
+ * ingest's file, even one of a stopped process, is never touched.
+ */
+/* The directory part of OUT ("." for a bare name, "/" at the root). */
+static void out_dirname(const char *out, char *dir, size_t size)
+{
+	const char *slash = strrchr(out, '/');
+
+	if (slash == NULL)
+		snprintf(dir, size, ".");
+	else
+		snprintf(dir, size, "%.*s", slash > out ? (int)(slash - out) : 1, out);
+}
+
+static int tmp_is_ours(const char *name, const char *base, pid_t *pid)
+{
+	size_t bl = strlen(base);
+	char *end;
+
+	if (strncmp(name, base, bl) != 0 || name[bl] != '.')
+		return 0;
+	if (strcmp(name + bl, ".tmp") == 0) {
+		*pid = 0;
+		return 1;
+	}
+	long v = strtol(name + bl + 1, &end, 10);
+	if (end == name + bl + 1 || v <= 0 || strcmp(end, ".tmp") != 0)
+		return 0;
+	*pid = (pid_t)v;
+	return 1;
+}
+
+static void remove_stale_tmps(const char *out)
+{
+	char dir[PATH_MAX], path[PATH_MAX * 2];
+	const char *slash = strrchr(out, '/');
+	const char *base = slash != NULL ? slash + 1 : out;
+	struct dirent *de;
+	DIR *d;
+
+	out_dirname(out, dir, sizeof(dir));
+	d = opendir(dir);
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		pid_t pid;
+		if (!tmp_is_ours(de->d_name, base, &pid))
+			continue;
+		if (pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH))
+			continue; /* that process lives (or is not ours to probe) */
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			struct stat a, b;
+			/* Still the file we locked (not replaced meanwhile). */
+			if (fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_ino == b.st_ino &&
+			    a.st_dev == b.st_dev && unlink(path) == 0)
+				fprintf(stderr,
+					"wsr ingest: removed %s, left by an ingest that was killed\n",
+					path);
+		}
+		close(fd);
+	}
+	closedir(d);
+}
+
+/* Creates TMP (exclusive, locked); returns the lock's fd or -1. */
+static int tmp_create(const char *tmp, const char *out, struct wsr_err *err)
+{
+	int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		int e = errno;
+		char dir[PATH_MAX];
+		out_dirname(out, dir, sizeof(dir));
+		if (e == EACCES || e == EROFS || e == EPERM)
+			err_push(err,
+				 "cannot write the database %s: the directory %s is not "
+				 "writable (%s): choose another place with -o",
+				 out, dir, strerror(e));
+		else if (e == ENOENT || e == ENOTDIR)
+			err_push(err,
+				 "cannot write the database %s: the directory %s does not exist",
+				 out, dir);
+		else
+			err_push(err, "cannot create %s: %s", tmp, strerror(e));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX) != 0) {
+		err_push(err, "locking %s: %s", tmp, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		return -1;
+	}
+	return fd;
 }
 
 int ingest_trace(const char *dir, const char *out, const struct ingest_opts *o,
@@ -630,23 +893,34 @@ int ingest_trace(const char *dir, const char *out, const struct ingest_opts *o,
 	size_t cap = 8 << 20, len = 0;
 	bool got_end = false, timed_out = false;
 	char child_msg[WSR_REC_MAX_EXTRA] = "";
-	int ret = -1;
+	int ret = -1, lock_fd = -1;
 	struct stat st;
+	struct run_info ri;
 	double t0 = now_s();
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", out) >= (int)sizeof(tmp)) {
+	if (snprintf(tmp, sizeof(tmp), "%s.%d.tmp", out, (int)getpid()) >= (int)sizeof(tmp)) {
 		err_input(err, "%s: path too long", out);
 		return -1;
 	}
-	if (!o->force && stat(out, &st) == 0) {
-		err_input(err, "%s exists: pass --force to replace it", out);
-		return -1;
+	if (lstat(out, &st) == 0) {
+		if (!o->force) {
+			err_input(err, "%s exists: pass --force to replace it", out);
+			return -1;
+		}
+		/* --force replaces a wsr database, nothing else. */
+		if (db_check_replaceable(out, err) < 0)
+			return -1;
 	}
+	remove_stale_tmps(out);
+	lock_fd = tmp_create(tmp, out, err);
+	if (lock_fd < 0)
+		return -1;
 	if (precheck(&pr, dir) < 0)
 		goto out;
 
-	unlink(tmp);
 	if (db_create(tmp, &db, err) < 0)
+		goto out;
+	if (run_info_load(db, dir, &ri, err) < 0 || run_info_check(&pr, &ri, dir, err) < 0)
 		goto out;
 	dv = derive_create(db, dir, err);
 	if (dv == NULL)
@@ -667,6 +941,7 @@ int ingest_trace(const char *dir, const char *out, const struct ingest_opts *o,
 	 * effort: the limit may be lower (/proc/sys/fs/pipe-max-size). */
 	(void)fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
 	fflush(NULL);
+	pid_t parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		err_push(err, "fork: %s", strerror(errno));
@@ -674,6 +949,11 @@ int ingest_trace(const char *dir, const char *out, const struct ingest_opts *o,
 	}
 	if (pid == 0) {
 		close(fds[0]);
+		close(lock_fd);
+		/* Killed with the parent, whatever kills it (a parent that died
+		 * before the prctl is seen by the check after it). */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+			_exit(1);
 		/* bt2 may print assertion failures: keep them off the user's terminal
 		 * unless asked; the parent reports a crash itself. */
 		if (!o->verbose) {
@@ -743,7 +1023,7 @@ int ingest_trace(const char *dir, const char *out, const struct ingest_opts *o,
 		memmove(buf, buf + off, len - off);
 		len -= off;
 		if (o->progress && t - last_progress > 0.25) {
-			progress(o, dv, &pr, t0, false);
+			progress(o, dv, &pr, t0);
 			last_progress = t;
 		}
 	}
@@ -786,7 +1066,7 @@ int ingest_trace(const char *dir, const char *out, const struct ingest_opts *o,
 		goto out;
 	}
 	if (o->progress)
-		progress(o, dv, &pr, t0, true);
+		progress(o, dv, &pr, t0);
 	if (derive_event_count(dv) == 0) {
 		err_input(err, "%s: the trace holds no events", dir);
 		goto out;
@@ -799,17 +1079,29 @@ int ingest_trace(const char *dir, const char *out, const struct ingest_opts *o,
 		goto out;
 	}
 	double t_dec = now_s();
-	if (derive_finish(dv, err) < 0)
+	progress_phase(o, dv, "closing the intervals");
+	if (derive_finish(dv, err) < 0 || run_info_meta(db, &ri, err) < 0)
+		goto out;
+	/* No init event: gomaxprocs and the runtime version are unknown. Say
+	 * so (meta.init_missing, the report) rather than show a 0. */
+	int64_t gmp;
+	bool init_missing = db_get_meta_int(db, "gomaxprocs", &gmp) != 0;
+	if (init_missing && db_meta_int(db, "init_missing", 1, err) < 0)
 		goto out;
 	double t_fin = now_s();
+	progress_phase(o, dv, "building the indexes");
 	if (db_finish(db, err) < 0)
 		goto out;
+	if (o->progress)
+		fprintf(stderr, "\rwsr ingest: %" PRIu64 " events decoded; done.%40s\n",
+			derive_event_count(dv), "");
 	if (getenv("WSR_INGEST_TIMING") != NULL)
 		fprintf(stderr, "wsr ingest: decode+derive %.2f s, finish %.2f s, indexes %.2f s\n",
 			t_dec - t0, t_fin - t_dec, now_s() - t_fin);
 	if (stats != NULL) {
 		stats->events = derive_event_count(dv);
 		stats->seconds = now_s() - t0;
+		stats->init_missing = init_missing;
 	}
 	derive_destroy(dv);
 	dv = NULL;
@@ -837,13 +1129,22 @@ out:
 	derive_destroy(dv);
 	if (db != NULL)
 		sqlite3_close(db);
-	if (ret < 0)
+	if (ret < 0 && lock_fd >= 0)
 		unlink(tmp);
+	if (lock_fd >= 0)
+		close(lock_fd);
 	for (int i = 0; i < pr.ndirs; i++)
 		free(pr.dirs[i]);
 	free(pr.dirs);
 	return ret;
 }
+
+static const struct option ingest_options[] = {
+	{"output", required_argument, NULL, 'o'},  {"force", no_argument, NULL, 'f'},
+	{"timeout", required_argument, NULL, 't'}, {"vpid", required_argument, NULL, 'p'},
+	{"quiet", no_argument, NULL, 'q'},         {"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+};
 
 static void ingest_usage(FILE *f)
 {
@@ -851,11 +1152,14 @@ static void ingest_usage(FILE *f)
 		   "[--vpid PID] [--quiet] [--verbose]\n"
 		   "  Reads the CTF trace under TRACE_DIR (babeltrace2) and writes one SQLite\n"
 		   "  database (default TRACE_DIR/trace.db); see docs/schema.md.\n"
-		   "  --force     replace an existing database\n"
-		   "  --timeout S give up when the decoder makes no progress for S seconds "
+		   "  -o, --output FILE  the database to write (default TRACE_DIR/trace.db)\n"
+		   "  -f, --force        replace an existing wsr database (never another file)\n"
+		   "  --timeout S        give up when the decoder makes no progress for S seconds "
 		   "(default 30)\n"
-		   "  --vpid PID  analyse only the events of process PID\n"
-		   "  --quiet     no progress line\n");
+		   "  --vpid PID         analyse only the events of process PID\n"
+		   "  -q, --quiet        no progress line and no summary line\n"
+		   "  --verbose          let babeltrace2 print its own messages on stderr\n"
+		   "  -h, --help         this text\n");
 }
 
 int cmd_ingest(int argc, char **argv)
@@ -866,45 +1170,58 @@ int cmd_ingest(int argc, char **argv)
 	struct ingest_stats stats = {0};
 	struct wsr_err err;
 	bool quiet = false;
+	int c;
 
 	err_init(&err);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:fqh", ingest_options, NULL)) != -1) {
+		char *end;
+		long v;
+		switch (c) {
+		case 'h':
 			ingest_usage(stdout);
 			return 0;
-		} else if (strcmp(a, "--force") == 0 || strcmp(a, "-f") == 0) {
+		case 'f':
 			o.force = true;
-		} else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+			break;
+		case 'q':
 			quiet = true;
-		} else if (strcmp(a, "--verbose") == 0) {
+			break;
+		case 'v':
 			o.verbose = true;
-		} else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && i + 1 < argc) {
-			out = argv[++i];
-		} else if (strcmp(a, "--vpid") == 0 && i + 1 < argc) {
-			char *end;
-			long v = strtol(argv[++i], &end, 10);
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'p':
+			v = strtol(optarg, &end, 10);
 			if (*end != '\0' || v < 1) {
-				fprintf(stderr, "wsr ingest: error: bad --vpid '%s'\n", argv[i]);
+				fprintf(stderr, "wsr ingest: error: bad --vpid '%s'\n", optarg);
 				return 2;
 			}
 			o.vpid = v;
-		} else if (strcmp(a, "--timeout") == 0 && i + 1 < argc) {
-			char *end;
-			long v = strtol(argv[++i], &end, 10);
+			break;
+		case 't':
+			v = strtol(optarg, &end, 10);
 			if (*end != '\0' || v < 1 || v > 86400) {
-				fprintf(stderr, "wsr ingest: error: bad --timeout '%s'\n", argv[i]);
+				fprintf(stderr, "wsr ingest: error: bad --timeout '%s'\n", optarg);
 				return 2;
 			}
 			o.timeout_s = (int)v;
-		} else if (a[0] == '-' && a[1] != '\0') {
-			fprintf(stderr, "wsr ingest: error: unknown option '%s'\n", a);
+			break;
+		default:
+			err_option("wsr ingest", c, argv[optind - 1], stderr);
 			ingest_usage(stderr);
 			return 2;
-		} else if (dir == NULL) {
-			dir = a;
+		}
+	}
+	for (; optind < argc; optind++) {
+		if (dir == NULL) {
+			dir = argv[optind];
 		} else {
-			fprintf(stderr, "wsr ingest: error: unexpected argument '%s'\n", a);
+			fprintf(stderr, "wsr ingest: error: unexpected argument '%s'\n",
+				argv[optind]);
 			ingest_usage(stderr);
 			return 2;
 		}
@@ -932,6 +1249,11 @@ int cmd_ingest(int argc, char **argv)
 		err_print(&err, "wsr ingest", stderr);
 		return err.exit_code;
 	}
+	if (stats.init_missing)
+		fprintf(stderr,
+			"wsr ingest: warning: the trace has no init event (the recording "
+			"started after the program did): gomaxprocs and the runtime version "
+			"are unknown (meta.init_missing = 1)\n");
 	if (!quiet)
 		fprintf(stderr, "wsr ingest: %" PRIu64 " events in %.2f s (%.2fM events/s) -> %s\n",
 			stats.events, stats.seconds,

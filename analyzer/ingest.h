@@ -1,8 +1,9 @@
 /*
  * ingest.h - one trace directory to one database file (ingest.c).
  *
- * Invariants: ingest_trace() creates `out` only on success (via OUT.tmp and
- *   rename); a bad trace fails with err->exit_code = 2.
+ * Invariants: ingest_trace() creates `out` only on success (via OUT.PID.tmp
+ *   and rename); a bad trace fails with err->exit_code = 2; an existing
+ *   `out` is replaced only with force and only if it is a wsr database.
  * Concurrency: call from one thread; it forks a decoder child.
  */
 #ifndef WSR_ANALYZER_INGEST_H
@@ -24,6 +25,7 @@ struct ingest_opts {
 struct ingest_stats {
 	uint64_t events;
 	double seconds;
+	bool init_missing; /* the trace has no init event (meta.init_missing) */
 };
 
 int ingest_trace(const char *dir, const char *out, const struct ingest_opts *o,

@@ -19,7 +19,9 @@
  */
 #include "config.h"
 
+#include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,7 +130,52 @@ struct report {
 	struct diag diags[16];
 	int ndiags;
 	const char *mark; /* "*" when events were lost, else "" */
+	/* From `wsr run`'s record (meta.command, exit_status, exit_signal);
+	 * empty / -1 when the trace was recorded otherwise. */
+	char command[4096];
+	int64_t exit_status, exit_signal;
+	char exit_text[256]; /* how the program ended, one phrase */
+	bool init_missing;   /* meta.init_missing: gomaxprocs is unknown */
 };
+
+/* How the traced program ended, as the report states it (docs/report.md). */
+static void describe_exit(struct report *r)
+{
+	if (r->exit_status < 0) {
+		snprintf(r->exit_text, sizeof(r->exit_text), "unknown (not recorded by `wsr run`)");
+	} else if (r->exit_signal > 0) {
+		int sig = (int)r->exit_signal;
+		snprintf(r->exit_text, sizeof(r->exit_text), "killed by signal %d (%s)%s", sig,
+			 strsignal(sig),
+			 sig == SIGABRT ? ": it crashed (libwsr aborts on a fatal error)" : "");
+	} else if (r->exit_status == 2) {
+		snprintf(r->exit_text, sizeof(r->exit_text),
+			 "exited with status 2 (libwsr exits 2 on a deadlock, \"all goroutines "
+			 "are asleep\": see the program's stderr)");
+	} else if (r->exit_status == 0) {
+		snprintf(r->exit_text, sizeof(r->exit_text), "exited with status 0");
+	} else {
+		snprintf(r->exit_text, sizeof(r->exit_text),
+			 "exited with status %" PRId64 " (failure)", r->exit_status);
+	}
+}
+
+/* The figures read from meta that metrics.c does not carry. */
+static void load_run_meta(struct report *r)
+{
+	int64_t v;
+
+	db_get_meta_text(r->db, "command", r->command, sizeof(r->command));
+	r->exit_status = db_get_meta_int(r->db, "exit_status", &v) == 0 ? v : -1;
+	r->exit_signal = db_get_meta_int(r->db, "exit_signal", &v) == 0 ? v : -1;
+	/* A wsr-run.json from before exit_signal: 128 + N is how it said "signal N". */
+	if (r->exit_signal < 0 && r->exit_status > 128 && r->exit_status < 128 + 65)
+		r->exit_signal = r->exit_status - 128;
+	else if (r->exit_signal < 0 && r->exit_status >= 0)
+		r->exit_signal = 0;
+	r->init_missing = db_get_meta_int(r->db, "init_missing", &v) == 0 && v != 0;
+	describe_exit(r);
+}
 
 static int build_schedtrace(struct report *r, struct wsr_err *err)
 {
@@ -271,11 +318,20 @@ static int print_text(struct report *r, FILE *f, bool md, struct wsr_err *err)
 	else
 		fprintf(f, "wsr report: %s\n", m->path);
 	const char *pre = md ? "- " : "  ";
-	fprintf(f, "%sprogram: %s%s%s%s, runtime %s\n", pre, m->program,
-		m->hostname[0] ? " on " : "", m->hostname, m->vpid[0] ? (md ? "" : "") : "",
-		m->runtime_version[0] ? m->runtime_version : "?");
-	fprintf(f, "%sduration: %s, gomaxprocs %d, threads %" PRId64 "%s, Gs %" PRId64 "%s\n", pre,
-		d, m->gomaxprocs, m->threads, mk, m->gs, mk);
+	fprintf(f, "%sprogram: %s%s%s%s, runtime %s\n", pre,
+		r->command[0] ? r->command : m->program, m->hostname[0] ? " on " : "", m->hostname,
+		m->vpid[0] ? (md ? "" : "") : "", m->runtime_version[0] ? m->runtime_version : "?");
+	fprintf(f, "%sexit: %s\n", pre, r->exit_text);
+	if (r->init_missing)
+		fprintf(f,
+			"%sduration: %s, gomaxprocs unknown (the trace has no init event: the "
+			"recording started after the program), threads %" PRId64 "%s, Gs %" PRId64
+			"%s\n",
+			pre, d, m->threads, mk, m->gs, mk);
+	else
+		fprintf(f,
+			"%sduration: %s, gomaxprocs %d, threads %" PRId64 "%s, Gs %" PRId64 "%s\n",
+			pre, d, m->gomaxprocs, m->threads, mk, m->gs, mk);
 	fprintf(f,
 		"%sevents: %" PRId64 " (%" PRId64 " wsr), discarded: %" PRId64 " events, %" PRId64
 		" packets\n",
@@ -415,10 +471,24 @@ static int print_json(struct report *r, FILE *f, struct wsr_err *err)
 	json_string(f, m->hostname);
 	fprintf(f, ",\n  \"runtime_version\": ");
 	json_string(f, m->runtime_version);
+	fprintf(f, ",\n  \"command\": ");
+	json_string(f, r->command);
+	if (r->exit_status >= 0)
+		fprintf(f, ",\n  \"exit_status\": %" PRId64 ",\n  \"exit_signal\": %" PRId64,
+			r->exit_status, r->exit_signal);
+	else
+		fprintf(f, ",\n  \"exit_status\": null,\n  \"exit_signal\": null");
+	fprintf(f, ",\n  \"exit\": ");
+	json_string(f, r->exit_text);
 	fprintf(f,
 		",\n  \"start_ts\": %" PRId64 ",\n  \"end_ts\": %" PRId64
-		",\n  \"duration_ns\": %" PRId64 ",\n  \"gomaxprocs\": %d,\n  \"lossy\": %s,\n",
-		m->start_ts, m->end_ts, m->duration_ns, m->gomaxprocs,
+		",\n  \"duration_ns\": %" PRId64 ",\n",
+		m->start_ts, m->end_ts, m->duration_ns);
+	if (r->init_missing)
+		fprintf(f, "  \"gomaxprocs\": null,\n  \"init_missing\": true,\n");
+	else
+		fprintf(f, "  \"gomaxprocs\": %d,\n  \"init_missing\": false,\n", m->gomaxprocs);
+	fprintf(f, "  \"lossy\": %s,\n",
 		m->discarded_events + m->discarded_packets > 0 ? "true" : "false");
 	fprintf(f, "  \"metrics\": {");
 	for (int i = 0; i < metric_count; i++) {
@@ -525,11 +595,26 @@ static int print_junit(struct report *r, FILE *f, struct wsr_err *err)
 	fclose(mem);
 	for (int i = 0; i < r->ndiags; i++)
 		failures++;
+	/* One more test case: the program itself ended well (status 0). */
+	bool exit_bad = r->exit_status > 0;
+	failures += exit_bad;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
 		   "  <testsuite name=\"wsr report ");
 	xml_text(f, r->m->program);
-	fprintf(f, "\" tests=\"%d\" failures=\"%d\" time=\"%.6f\">\n", diag_rule_count, failures,
-		(double)r->m->duration_ns / 1e9);
+	fprintf(f, "\" tests=\"%d\" failures=\"%d\" time=\"%.6f\">\n", diag_rule_count + 1,
+		failures, (double)r->m->duration_ns / 1e9);
+	fprintf(f, "    <testcase classname=\"wsr.program\" name=\"the program exited with status "
+		   "0\">");
+	if (exit_bad) {
+		fprintf(f, "\n      <failure type=\"exit\" message=\"");
+		xml_text(f, r->exit_text);
+		fprintf(f, "\"/>\n    ");
+	} else if (r->exit_status < 0) {
+		fprintf(f, "<skipped message=\"");
+		xml_text(f, r->exit_text);
+		fprintf(f, "\"/>");
+	}
+	fprintf(f, "</testcase>\n");
 	for (int k = 0; k < diag_rule_count; k++) {
 		fprintf(f, "    <testcase classname=\"wsr.diagnostics\" name=\"");
 		xml_text(f, diag_rules[k].title);
@@ -594,13 +679,25 @@ static int print_dot(struct report *r, FILE *f, struct wsr_err *err)
 	return 0;
 }
 
+static const struct option report_options[] = {
+	{"interval", required_argument, NULL, 'i'}, {"detail", no_argument, NULL, 'd'},
+	{"format", required_argument, NULL, 'f'},   {"steal-graph", required_argument, NULL, 's'},
+	{"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+};
+
 static void report_usage(FILE *f)
 {
-	fprintf(f, "usage: wsr report trace.db [--interval DUR] [--detail] "
-		   "[--format text|md|json|junit] [--steal-graph dot]\n"
-		   "  DUR: 10ms, 500us, 1s, 100000ns (plain numbers are ms); default: about 20\n"
-		   "  lines over the trace. --steal-graph dot prints the steal graph in Graphviz\n"
-		   "  DOT instead of the report. See docs/report.md.\n");
+	fprintf(f,
+		"usage: wsr report trace.db [--interval DUR] [--detail] "
+		"[--format text|md|json|junit|html] [--steal-graph dot]\n"
+		"  --interval DUR     schedtrace line interval: 10ms, 500us, 1s, 100000ns (plain\n"
+		"                     numbers are ms); default: about 20 lines over the trace\n"
+		"  --detail           the per-P run queues on each schedtrace line\n"
+		"  --format F         text (default), md, json, junit; html is written by\n"
+		"                     wsr-view: wsr report --format html [-o report.html] trace.db\n"
+		"  --steal-graph dot  the steal graph in Graphviz DOT instead of the report\n"
+		"  -h, --help         this text\n"
+		"  See docs/report.md.\n");
 }
 
 int cmd_report(int argc, char **argv)
@@ -612,35 +709,45 @@ int cmd_report(int argc, char **argv)
 	struct report r = {0};
 	struct metrics *m = NULL;
 	sqlite3 *db = NULL;
-	int ret = 1;
+	int ret = 1, c;
 
 	err_init(&err);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", report_options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
 			report_usage(stdout);
 			return 0;
-		} else if (strcmp(a, "--detail") == 0) {
+		case 'd':
 			detail = true;
-		} else if (strcmp(a, "--interval") == 0 && i + 1 < argc) {
-			if (parse_duration_ns(argv[++i], &interval) < 0) {
+			break;
+		case 'i':
+			if (parse_duration_ns(optarg, &interval) < 0) {
 				fprintf(stderr,
 					"wsr report: error: bad --interval '%s' (e.g. 10ms)\n",
-					argv[i]);
+					optarg);
 				return 2;
 			}
-		} else if (strcmp(a, "--format") == 0 && i + 1 < argc) {
-			format = argv[++i];
-		} else if (strcmp(a, "--steal-graph") == 0 && i + 1 < argc) {
-			graph = argv[++i];
-		} else if (a[0] == '-') {
-			fprintf(stderr, "wsr report: error: unknown option '%s'\n", a);
+			break;
+		case 'f':
+			format = optarg;
+			break;
+		case 's':
+			graph = optarg;
+			break;
+		default:
+			err_option("wsr report", c, argv[optind - 1], stderr);
 			report_usage(stderr);
 			return 2;
-		} else if (path == NULL) {
-			path = a;
+		}
+	}
+	for (; optind < argc; optind++) {
+		if (path == NULL) {
+			path = argv[optind];
 		} else {
-			fprintf(stderr, "wsr report: error: unexpected argument '%s'\n", a);
+			fprintf(stderr, "wsr report: error: unexpected argument '%s'\n",
+				argv[optind]);
 			return 2;
 		}
 	}
@@ -678,6 +785,7 @@ int cmd_report(int argc, char **argv)
 		goto fail;
 	r.db = db;
 	r.m = m;
+	load_run_meta(&r);
 	r.detail = detail;
 	r.interval = interval > 0 ? interval : m->schedtrace_interval_ns;
 	r.mark = m->discarded_events + m->discarded_packets > 0 ? "*" : "";

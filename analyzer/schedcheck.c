@@ -24,7 +24,12 @@
  *       and its event), is at or before e (the change may precede the
  *       loads): +d.
  * The emitter of sysmon's events (retake, handoff, preempt, schedtrace) and
- * of other events without an M is one pseudo-M, -1. A field is "explained"
+ * of other events without an M is one pseudo-M, -1. One change is made by
+ * another thread on an M's behalf and announced by the M itself: a waker
+ * lowers nmidle before the woken M emits m_unpark. When the trace ends
+ * before that m_unpark (the program crashed or exited meanwhile), the M's
+ * m_park stands for it: (d) a parked M with no later event, -1 on
+ * idlethreads for a window after its m_park. A field is "explained"
  * when such a subset exists (a small subset-sum, one per field); the subset
  * found is listed by event id. Candidates of kind (c) can come long after
  * the snapshot (an M parked at e), so snapshots are settled at the end.
@@ -60,11 +65,17 @@ struct hent {
 	bool pre;
 };
 
+struct field;
+
 struct qhist {
 	struct hent h[HIST];
 	int n, head; /* entries h[(head - n + k) % HIST], oldest first */
 	bool dropped; /* older entries were overwritten */
 	int64_t value;
+	/* the fields of pending snapshots that read this quantity, in
+	 * snapshot order (their windows' ends never decrease) */
+	struct field **pf;
+	int npf, pfcap;
 };
 
 struct emitter {
@@ -72,6 +83,9 @@ struct emitter {
 	bool seen;
 	/* its last pre-announced entry (to fill next_ts): quantity, slot */
 	int pre_q, pre_slot;
+	/* (d): a change another thread may make for it before its next event */
+	int pend_q;
+	int64_t pend_delta, pend_id, pend_ts;
 };
 
 struct cand {
@@ -126,6 +140,8 @@ void schedcheck_destroy(struct schedcheck *sc)
 		n = s->next;
 		snap_free(s);
 	}
+	for (int q = 0; q < sc->nq; q++)
+		free(sc->q[q].pf);
 	free(sc->q);
 	free(sc->em);
 	free(sc);
@@ -183,6 +199,7 @@ int schedcheck_event(struct schedcheck *sc, int64_t id, int64_t ts, int32_t m, b
 
 	if (em == NULL)
 		return -1;
+	em->pend_q = -1;
 	/* Its previous pre-announced change is now surely visible. */
 	if (em->seen && em->pre_q >= 0) {
 		struct hent *h = &sc->q[em->pre_q].h[em->pre_slot];
@@ -210,14 +227,11 @@ int schedcheck_event(struct schedcheck *sc, int64_t id, int64_t ts, int32_t m, b
 			em->pre_slot = slot;
 		}
 		/* (c) for the snapshots still waiting: a post-announced change
-		 * whose emitter's previous event is at or before their window. */
-		if (!pre)
-			for (struct snap *s = sc->pending; s != NULL; s = s->next)
-				for (int i = 0; i < s->nf; i++) {
-					struct field *f = &s->f[i];
-					if (f->q == ch[k].q && ts > f->e && prev_qual <= f->e)
-						add_cand(f, id, ch[k].delta);
-				}
+		 * whose emitter's previous event is at or before their window
+		 * (newest first: the windows' ends decrease going back). */
+		for (int i = Q->npf - 1; !pre && i >= 0 && Q->pf[i]->e >= prev_qual; i--)
+			if (ts > Q->pf[i]->e)
+				add_cand(Q->pf[i], id, ch[k].delta);
 	}
 	if (!em->seen)
 		em->pre_q = -1;
@@ -262,6 +276,20 @@ static void field_open(struct schedcheck *sc, struct field *f)
 	}
 }
 
+int schedcheck_pending(struct schedcheck *sc, int32_t m, int q, int64_t delta, int64_t id,
+		       int64_t ts)
+{
+	struct emitter *em = emitter(sc, m);
+
+	if (em == NULL)
+		return -1;
+	em->pend_q = q;
+	em->pend_delta = delta;
+	em->pend_id = id;
+	em->pend_ts = ts;
+	return 0;
+}
+
 int schedcheck_snapshot(struct schedcheck *sc, int64_t id, int64_t ts, const struct sc_read *rd,
 			int n)
 {
@@ -277,6 +305,8 @@ int schedcheck_snapshot(struct schedcheck *sc, int64_t id, int64_t ts, const str
 	s->id = id;
 	s->ts = ts;
 	s->nf = n;
+	*sc->tail = s; /* owned by the list from here (freed at finish or destroy) */
+	sc->tail = &s->next;
 	for (int i = 0; i < n; i++) {
 		struct field *f = &s->f[i];
 		f->q = rd[i].q;
@@ -284,9 +314,19 @@ int schedcheck_snapshot(struct schedcheck *sc, int64_t id, int64_t ts, const str
 		f->b = rd[i].b;
 		f->e = rd[i].e;
 		field_open(sc, f);
+		if (grow_q(sc, f->q) < 0)
+			return -1;
+		struct qhist *Q = &sc->q[f->q];
+		if (Q->npf == Q->pfcap) {
+			int cap = Q->pfcap == 0 ? 64 : 2 * Q->pfcap;
+			struct field **np = realloc(Q->pf, (size_t)cap * sizeof(*np));
+			if (np == NULL)
+				return -1;
+			Q->pf = np;
+			Q->pfcap = cap;
+		}
+		Q->pf[Q->npf++] = f;
 	}
-	*sc->tail = s;
-	sc->tail = &s->next;
 	return 0;
 }
 
@@ -334,6 +374,17 @@ int schedcheck_finish(struct schedcheck *sc, sc_row_cb cb, void *ctx)
 {
 	char racing[MAX_CAND * 24 + 3];
 
+	/* (d): changes still owed at the end of the trace. */
+	for (int k = 0; k < sc->nem; k++) {
+		const struct emitter *em = &sc->em[k];
+		if (!em->seen || em->pend_q < 0 || em->pend_q >= sc->nq)
+			continue;
+		const struct qhist *Q = &sc->q[em->pend_q];
+		for (int i = Q->npf - 1; i >= 0 && Q->pf[i]->e >= em->pend_ts; i--)
+			add_cand(Q->pf[i], em->pend_id, em->pend_delta);
+	}
+	for (int q = 0; q < sc->nq; q++)
+		sc->q[q].npf = 0; /* every pending snapshot is settled below */
 	for (struct snap *s = sc->pending, *n; s != NULL; s = n) {
 		n = s->next;
 		for (int i = 0; i < s->nf; i++) {

@@ -46,6 +46,10 @@ void schedcheck_destroy(struct schedcheck *sc);
  * visible (runqput); qualifying: not spin_stop or steal_scan. */
 int schedcheck_event(struct schedcheck *sc, int64_t id, int64_t ts, int32_t m, bool pre,
 		     bool qualifying, const struct sc_change *ch, int nch);
+/* Another thread may change q by delta for M m before m's next event (the
+ * event id at ts, m's last, stands for that change if the trace ends first). */
+int schedcheck_pending(struct schedcheck *sc, int32_t m, int q, int64_t delta, int64_t id,
+		       int64_t ts);
 int schedcheck_snapshot(struct schedcheck *sc, int64_t id, int64_t ts, const struct sc_read *rd,
 			int n);
 int schedcheck_finish(struct schedcheck *sc, sc_row_cb cb, void *ctx);

@@ -13,7 +13,8 @@
  *   - A channel and its ring are one allocation (buf points just past the
  *     header, or is NULL when cap or elemsize is 0).
  *   - Send on a closed channel returns -1 (Go panics); recv drains the ring,
- *     then returns 0 with elem zeroed; closing twice throws.
+ *     then returns 0 with elem zeroed; closing twice, or closing NULL, is
+ *     fatal (Go panics); send and recv on NULL block for ever (as Go's).
  * Concurrency: everything under c->lock; a parking G's sudog is enqueued
  *   under the lock, which g0 releases only after the G's context is saved.
  */
@@ -105,9 +106,17 @@ struct wsr_sudog *wsr__waitq_dequeue(struct wsr_waitq *q)
 		else
 			q->last = NULL;
 		sg->next = sg->prev = NULL;
-		/* A select parked on several channels is won by one waker only. */
-		if (sg->selectdone != NULL && !cas_seq(sg->selectdone, &zero, 1))
-			continue;
+		if (sg->selectdone != NULL) {
+			struct wsr_sudog *s;
+
+			/* A select parked on several channels is won by one waker only. */
+			if (!cas_seq(sg->selectdone, &zero, 1))
+				continue;
+			/* The select's other cases on this channel go with it: the
+			 * woken G must not lock this channel again (select.c). */
+			for (s = sg->samec; s != NULL && s != sg; s = s->samec)
+				wsr__waitq_remove(s->isrecv ? &s->c->recvq : &s->c->sendq, s);
+		}
 		return sg;
 	}
 }
@@ -187,11 +196,23 @@ static struct wsr_g *need_g(const char *what)
 	return gp;
 }
 
+/* Send and receive on a NULL channel block for ever, as on Go's nil channel:
+ * the G parks with nothing that could wake it, and if no other G can run the
+ * deadlock report ends the program. */
+static WSR_NORETURN void nilchan_block(struct wsr_g *gp)
+{
+	(void)gp;
+	wsr__gopark(NULL, NULL, WR_CHAN);
+	wsr__throw("chan: a G blocked on a nil channel was woken");
+}
+
 int wsr_chan_send(wsr_chan *c, const void *elem)
 {
 	struct wsr_g *gp = need_g("chan_send: called outside a G");
 	struct wsr_sudog sg, *rsg;
 
+	if (c == NULL)
+		nilchan_block(gp);
 	wsr__lock(&c->lock);
 	if (c->closed) {
 		wsr__unlock(&c->lock);
@@ -225,6 +246,8 @@ int wsr_chan_recv(wsr_chan *c, void *elem)
 	struct wsr_g *gp = need_g("chan_recv: called outside a G");
 	struct wsr_sudog sg, *ssg;
 
+	if (c == NULL)
+		nilchan_block(gp);
 	wsr__lock(&c->lock);
 	ssg = wsr__waitq_dequeue(&c->sendq);
 	if (ssg != NULL) {
@@ -260,6 +283,8 @@ void wsr_chan_close(wsr_chan *c)
 {
 	struct wsr_sudog *list = NULL, *sg;
 
+	if (c == NULL)
+		wsr__throw("chan_close: close of nil channel");
 	wsr__lock(&c->lock);
 	if (c->closed) {
 		wsr__unlock(&c->lock);

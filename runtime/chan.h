@@ -12,15 +12,21 @@
 
 #include "gmp.h"
 
-/* A G waiting on a channel (one per channel for a select); lives on the
- * waiting G's stack while it is parked. */
+/* A G waiting on a channel (one per case for a select); lives on the
+ * waiting G's stack while it is parked. Written by the G before it parks and
+ * after it wakes; in between, only under c->lock. */
 struct wsr_sudog {
 	struct wsr_g *g;
 	struct wsr_sudog *next, *prev;
 	void *elem;		/* data to send, or where to receive (may be NULL) */
 	struct wsr_chan *c;
 	_Atomic int *selectdone; /* select: the waker that CASes 0 -> 1 wins */
+	/* select: the next sudog of the same select on the same channel c (a
+	 * ring), or NULL when c appears in one case only. The waker that wins
+	 * takes them all off c, so the woken G never touches c again. */
+	struct wsr_sudog *samec;
 	int caseidx;
+	bool isrecv;		/* on c->recvq (else c->sendq) */
 	bool success;		/* true: a value moved; false: woken by close */
 };
 
@@ -40,8 +46,10 @@ struct wsr_chan {
 };
 
 void wsr__waitq_enqueue(struct wsr_waitq *q, struct wsr_sudog *sg);
-/* Removes and returns the first sudog whose G can still be woken (a select
- * that another channel already won is skipped). */
+/* Caller holds q's channel lock. Removes and returns the first sudog whose G
+ * can still be woken (a select that another channel already won is skipped);
+ * for a select, also removes its other sudogs on the same channel (samec),
+ * so that once the caller unlocks, the channel holds nothing of that G. */
 struct wsr_sudog *wsr__waitq_dequeue(struct wsr_waitq *q);
 void wsr__waitq_remove(struct wsr_waitq *q, struct wsr_sudog *sg);
 

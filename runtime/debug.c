@@ -21,18 +21,21 @@
  *   - Counters printed by schedtrace are read racily, as Go does; the
  *     analyzer's cross-check allows for that.
  * Concurrency: schedtrace runs on sysmon under sched.lock; the stats summary
- *   runs after every M stopped (or in the deadlock exit, under sched.lock).
+ *   runs after every M stopped (or in the deadlock exit, under sched.lock, or
+ *   in the atexit hook of an exit() while the runtime runs, under sched.lock).
  * Tracepoints: schedtrace.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "atomic.h"
 #include "chaos.h"
 #include "proc.h"
 #include "runq.h"
@@ -77,10 +80,33 @@ static bool parse_int(const char *v, long long lo, long long hi, long long *out)
 	return true;
 }
 
+/*
+ * The stats line is printed once per wsr_main: at its teardown, in the
+ * deadlock exit, or by the atexit hook when the program calls exit() while
+ * the runtime runs (from a G, or from another thread). stats_live is 1 from
+ * wsr__debug_init until the line is printed; the hook prints only then, so
+ * it never reads the Ms after the teardown freed them.
+ */
+static _Atomic int stats_live;
+static bool stats_atexit;
+
+static void stats_at_exit(void)
+{
+	/* Other Ms may still run: allm is read under sched.lock, the counters
+	 * racily (relaxed atomics), as schedtrace reads them. */
+	if (load_relaxed(&stats_live) == 0)
+		return;
+	wsr__lock(&wsr__sched.lock);
+	wsr__stats_print();
+	wsr__unlock(&wsr__sched.lock);
+}
+
 void wsr__debug_init(void)
 {
 	const char *env = getenv("WSRDEBUG");
 	char *copy, *tok, *save = NULL;
+
+	store_relaxed(&stats_live, 1);
 
 	wsr__debug_stats = 0;
 	wsr__debug_scheddetail = 0;
@@ -135,6 +161,12 @@ void wsr__debug_init(void)
 			fprintf(stderr, "wsr: WSRDEBUG: ignoring bad value %s=%s\n", tok, v);
 	}
 	free(copy);
+	if (wsr__debug_stats && !stats_atexit) {
+		/* A program may end with exit() from a G, while the runtime runs:
+		 * wsr_main's teardown never comes, so print the line at exit(). */
+		stats_atexit = true;
+		atexit(stats_at_exit);
+	}
 	if (wsr__sched.stacksize < 16384)
 		wsr__sched.stacksize = 256 * 1024;
 }
@@ -373,6 +405,10 @@ void wsr__stats_print(void)
 	uint64_t sum[WSR_ST_COUNT];
 	size_t i;
 
+	/* Once: the teardown, the deadlock exit and the atexit hook may race;
+	 * the exchange picks one (it pairs with itself in the others). */
+	if (xchg_acq_rel(&stats_live, 0) == 0)
+		return;
 	wsr__stats_sum(sum);
 	fflush(stdout);
 	fputs("wsr stats:", stderr);

@@ -221,6 +221,9 @@ void wsr_go(void (*fn)(void *), void *arg)
 
 	if (mp == NULL || mp->curg == NULL)
 		wsr__throw("wsr_go: called outside a G");
+	/* Go: "go of nil func value", at the go statement, not in the new G. */
+	if (fn == NULL)
+		wsr__throw("wsr_go: go of nil func value");
 	mp->backlog = false;
 	wsr__newproc(mp, fn, arg, mp->curg->goid);
 	if (__builtin_expect(mp->backlog, 0)) {

@@ -77,6 +77,8 @@ void wsr_mutex_lock(wsr_mutex *mu)
 
 	if (gp == NULL)
 		wsr__throw("mutex_lock: called outside a G");
+	if (mu == NULL)
+		wsr__throw("mutex_lock: nil mutex");
 	/* acq_rel: pairs with the release CAS in unlock. */
 	if (cas_acq_rel(&mu->state, &s, 1)) {
 		wsr__preempt_check();
@@ -114,6 +116,8 @@ void wsr_mutex_unlock(wsr_mutex *mu)
 	struct wsr_g *gp;
 	int s = 1;
 
+	if (mu == NULL)
+		wsr__throw("mutex_unlock: nil mutex");
 	/* acq_rel: pairs with the lockers' CAS. */
 	if (cas_acq_rel(&mu->state, &s, 0)) {
 		if (wsr__getg() != NULL)

@@ -1069,7 +1069,7 @@ void wsr__checkdead(void)
 	fflush(stderr);
 	if (wsr__debug_stats)
 		wsr__stats_print();
-	_exit(2);
+	wsr__fatal_exit();
 }
 
 /* ---- wsr_main ---- */

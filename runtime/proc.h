@@ -128,6 +128,15 @@ extern _Atomic int64_t wsr__polluntil;
 
 /* sysmon.c and debug.c. */
 bool wsr__retake_syscall(struct wsr_p *pp, int64_t held_ns);
+/* What sysmon does about pp at time now (Go: the body of retake's loop);
+ * updates pp's sm_* fields. Executed only by sysmon (or a test, on a P no
+ * M uses). */
+enum sm_action {
+	SM_NONE,    /* leave the P alone */
+	SM_PREEMPT, /* ask the running G to yield (it used up its slice) */
+	SM_RETAKE,  /* take the P from the M in its call and hand it off */
+};
+enum sm_action wsr__sysmon_check(struct wsr_p *pp, int64_t now);
 void wsr__sysmon_start(void);
 void wsr__sysmon_stop(void);
 void wsr__debug_init(void);

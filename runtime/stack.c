@@ -524,8 +524,7 @@ static void fault_handler(int sig, siginfo_t *si, void *uctx)
 			if (write(2, buf, len) < 0) {
 				/* Nothing more can be done from a signal handler. */
 			}
-			signal(SIGABRT, SIG_DFL);
-			abort();
+			wsr__fatal_exit(); /* async-signal-safe: install_handler read the knob */
 		}
 	}
 	/* Not ours: restore the previous disposition and let the fault recur. */
@@ -537,6 +536,7 @@ static __attribute__((unused)) void install_handler(void)
 {
 	struct sigaction sa;
 
+	wsr__fatal_init();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = fault_handler;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;

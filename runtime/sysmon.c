@@ -4,6 +4,14 @@
  * for more than 10 ms to yield, fires the schedtrace lines, and wakes an M
  * for timers nobody is waiting on.
  *
+ * The 10 ms time slice counts from sysmon's first look at a schedtick, in
+ * P_RUNNING and P_SYSCALL alike (Go's retake since issue 28701): a G that
+ * makes back-to-back calls shorter than sysmon's period is never seen in
+ * the same call twice, yet once its slice is over its P is retaken (it has
+ * no M to ask to yield) and handed off, so the other Gs of its P run. The
+ * slice then starts again, so a G alone on its P is handed off at most once
+ * per slice.
+ *
  * Invariants:
  *   - sysmon holds no P and is not an M (m = -1 in its events); it never
  *     touches a P's queues, only statuses (CAS), the preempt flag and the
@@ -29,6 +37,49 @@ static pthread_t thread;
 static struct wsr_note stopnote;
 static bool started;
 
+enum sm_action wsr__sysmon_check(struct wsr_p *pp, int64_t now)
+{
+	uint32_t s = load_seq(&pp->status), t;
+	bool sysretake = false;
+
+	if (s != P_RUNNING && s != P_SYSCALL)
+		return SM_NONE;
+	/* The time slice, for a P in a call as well as a running one (Go
+	 * issue 28701): a G whose calls are shorter than sysmon's period is
+	 * always back on its P, or in a new call, when sysmon looks again, so
+	 * the call tests below never fire; it must still lose the P when its
+	 * slice is over. sm_schedwhen 0: the first look at this P (its tick
+	 * may still be 0, as sm_schedtick is): start its slice now. */
+	t = load_relaxed(&pp->schedtick);
+	if (pp->sm_schedtick != t || pp->sm_schedwhen == 0) {
+		pp->sm_schedtick = t;
+		pp->sm_schedwhen = now;
+	} else if (pp->sm_schedwhen + FORCE_PREEMPT_NS <= now) {
+		if (s == P_RUNNING)
+			return load_relaxed(&pp->preempt) ? SM_NONE : SM_PREEMPT;
+		/* No M to ask: take the P (Go's sysretake). */
+		sysretake = true;
+	}
+	if (s == P_RUNNING)
+		return SM_NONE;
+	t = load_relaxed(&pp->syscalltick);
+	if (!sysretake && (pp->sm_syscalltick != t || pp->sm_syscallwhen == 0)) {
+		pp->sm_syscalltick = t;
+		pp->sm_syscallwhen = now;
+		return SM_NONE;
+	}
+	/* Like Go: keep the P if it has nothing to do and others can take
+	 * work anyway, unless the call has lasted 10 ms. */
+	if (wsr__runqempty(pp) &&
+	    load_seq(&wsr__sched.nmspinning) + load_seq(&wsr__sched.npidle) > 0 &&
+	    pp->sm_syscallwhen + FORCE_PREEMPT_NS > now)
+		return SM_NONE;
+	/* One call, seen twice: retake it once it has lasted 20 us. */
+	if (!sysretake && now - load_relaxed(&pp->syscallwhen) < SYSCALL_RETAKE_NS)
+		return SM_NONE;
+	return SM_RETAKE;
+}
+
 static int retake(int64_t now)
 {
 	int n = 0;
@@ -36,43 +87,27 @@ static int retake(int64_t now)
 
 	for (i = 0; i < wsr__sched.gomaxprocs; i++) {
 		struct wsr_p *pp = &wsr__sched.allp[i];
-		uint32_t s = load_seq(&pp->status);
 
-		if (s == P_RUNNING) {
-			uint32_t t = load_relaxed(&pp->schedtick);
-
-			/* sm_schedwhen 0: the first look at this P (its tick may
-			 * still be 0, as sm_schedtick is): start its slice now. */
-			if (pp->sm_schedtick != t || pp->sm_schedwhen == 0) {
-				pp->sm_schedtick = t;
+		switch (wsr__sysmon_check(pp, now)) {
+		case SM_PREEMPT:
+			store_relaxed(&pp->preempt, 1);
+			WSR_TRACE(preempt, &wsr__sysmon_stats, pp->id, -1,
+				  load_relaxed(&pp->curgoid), now - pp->sm_schedwhen);
+			/* Ask again only after another full slice. */
+			pp->sm_schedwhen = now;
+			break;
+		case SM_RETAKE:
+			if (wsr__retake_syscall(pp, now - load_relaxed(&pp->syscallwhen))) {
+				/* The slice starts again: a G that gets the P back at
+				 * once (it had nothing to yield to) is not retaken at
+				 * every look. (If the G won the race for its P, the
+				 * next look asks it to yield instead.) */
 				pp->sm_schedwhen = now;
-			} else if (pp->sm_schedwhen + FORCE_PREEMPT_NS <= now &&
-				   !load_relaxed(&pp->preempt)) {
-				store_relaxed(&pp->preempt, 1);
-				WSR_TRACE(preempt, &wsr__sysmon_stats, pp->id, -1,
-					  load_relaxed(&pp->curgoid), now - pp->sm_schedwhen);
-				/* Ask again only after another full slice. */
-				pp->sm_schedwhen = now;
-			}
-		} else if (s == P_SYSCALL) {
-			uint32_t t = load_relaxed(&pp->syscalltick);
-			int64_t held = now - load_relaxed(&pp->syscallwhen);
-
-			if (pp->sm_syscalltick != t || pp->sm_syscallwhen == 0) {
-				pp->sm_syscalltick = t;
-				pp->sm_syscallwhen = now;
-				continue;
-			}
-			/* Like Go: keep the P if it has nothing to do and others can
-			 * take work anyway, unless the call has lasted 10 ms. */
-			if (wsr__runqempty(pp) &&
-			    load_seq(&wsr__sched.nmspinning) + load_seq(&wsr__sched.npidle) > 0 &&
-			    pp->sm_syscallwhen + FORCE_PREEMPT_NS > now)
-				continue;
-			if (held < SYSCALL_RETAKE_NS)
-				continue;
-			if (wsr__retake_syscall(pp, held))
 				n++;
+			}
+			break;
+		case SM_NONE:
+			break;
 		}
 	}
 	return n;
@@ -110,7 +145,9 @@ static void *sysmon(void *arg)
 		{
 			int64_t w = wsr__timers_next();
 
-			if (w != 0 && w + 1000000 < now && load_seq(&wsr__lastpoll) != 0 &&
+			/* w may be INT64_MAX (wsr_sleep_ns(INT64_MAX)): compare
+			 * without adding to it. */
+			if (w != 0 && w < now - 1000000 && load_seq(&wsr__lastpoll) != 0 &&
 			    load_seq(&wsr__sched.npidle) > 0)
 				wsr__wakep(NULL);
 		}

@@ -70,6 +70,8 @@ void wsr_waitgroup_add(wsr_waitgroup *wg, int64_t delta)
 	uint32_t w;
 	struct wsr_g *list, *gp, *next;
 
+	if (wg == NULL)
+		wsr__throw("waitgroup_add: nil waitgroup");
 	if (delta > INT32_MAX || delta < INT32_MIN)
 		wsr__throw("waitgroup_add: delta out of range");
 	/* seq_cst: pairs with the waiters' CAS in wait. */
@@ -134,6 +136,8 @@ void wsr_waitgroup_wait(wsr_waitgroup *wg)
 
 	if (gp == NULL)
 		wsr__throw("waitgroup_wait: called outside a G");
+	if (wg == NULL)
+		wsr__throw("waitgroup_wait: nil waitgroup");
 	st = load_seq(&wg->state);
 	for (;;) {
 		if ((st >> 32) == 0) {

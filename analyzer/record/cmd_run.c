@@ -6,12 +6,15 @@
  * The sequence, and why:
  *   1. Find a session daemon (`lttng list`), else start one and remember
  *      its pid: only a daemon we started is stopped, and only when it holds
- *      no other session at the end.
+ *      no other session at the end. Destroy the sessions of earlier wsr
+ *      runs that were killed with their watchdog (record_sweep_orphans),
+ *      then start this run's watchdog, which cleans up if we are SIGKILLed.
  *   2. Create a uniquely named session (wsr-PID-SECONDS-NANOS) writing to
  *      DIR, one per-UID channel "wsr" (4 MiB x 8 sub-buffers by default,
  *      blocking with --lossless), enable wsr:* (vtid and vpid are payload fields).
  *   3. Fork PROGRAM paused: the child blocks on a pipe before exec, so the
- *      session can track its vpid alone and start before its first event.
+ *      session can track its vpid alone and start before its first event;
+ *      PR_SET_PDEATHSIG makes it die with us.
  *      Two concurrent `wsr run`s therefore never see each other's events.
  *   4. Release it with LTTNG_UST_REGISTER_TIMEOUT=-1 in its environment
  *      (unless the user set one): lttng-ust then waits in its constructor
@@ -30,8 +33,8 @@
  *   7. Write DIR/wsr-run.json (program, argv, vpid, exit status, wall time,
  *      channel geometry, losses): the trace does not name the program.
  *   8. run_postprocess(): ingest + report when the analyzer has them (and
- *      no --no-ingest), else print the trace path and what the trace holds
- *      (trace_stats_read()).
+ *      no --no-ingest), both on our stderr (stdout is PROGRAM's), else print
+ *      the trace path and what the trace holds (trace_stats_read()).
  *
  * Exit status: PROGRAM's own (128 + n when killed by signal n), except 2 for
  * a usage error, 1 when recording failed before PROGRAM ran or when PROGRAM
@@ -39,7 +42,9 @@
  * 127 when PROGRAM cannot be executed (as env(1) and timeout(1) do).
  *
  * Invariants:
- *   - A session created here is destroyed on every path.
+ *   - A session created here is destroyed on every path; if wsr run is
+ *     killed (SIGKILL), its watchdog (record.c) destroys it and PROGRAM dies
+ *     by PR_SET_PDEATHSIG.
  *   - The child never runs PROGRAM unless the session tracks it and has
  *     started; if setting that up fails it exits 127 without exec.
  * Concurrency: single-threaded; the signal handler only forwards a signal
@@ -50,12 +55,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -78,7 +85,19 @@ static const char run_usage[] =
 	"  --num-subbuf N     sub-buffers per CPU (default 8); a power of two\n"
 	"  --no-ingest        only record: print the trace path and a summary, skip\n"
 	"                     `wsr ingest` and `wsr report`\n"
+	"  -h, --help         this text\n"
+	"The report (or the summary) goes to stderr; stdout is PROGRAM's.\n"
 	"Exit status: PROGRAM's (128+N if killed by signal N); 1 if recording failed; 2 usage.\n";
+
+static const struct option run_options[] = {
+	{"out", required_argument, NULL, 'o'},
+	{"lossless", no_argument, NULL, 'l'},
+	{"subbuf-size", required_argument, NULL, 's'},
+	{"num-subbuf", required_argument, NULL, 'N'},
+	{"no-ingest", no_argument, NULL, 'n'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
 
 static volatile sig_atomic_t child_pid;
 
@@ -224,7 +243,7 @@ static int make_out_dir(struct wsr_err *err, const char *opt_out, const char *pr
  * Runs ARGV (argv[0] a path) and returns its exit status, -1 if it could not
  * run. QUIET discards its output; otherwise it inherits stdout and stderr.
  */
-static int run_wsr(struct wsr_err *err, char *const argv[], int quiet)
+static int run_wsr(struct wsr_err *err, char *const argv[], int quiet, int to_stderr)
 {
 	pid_t pid;
 	int status;
@@ -242,6 +261,9 @@ static int run_wsr(struct wsr_err *err, char *const argv[], int quiet)
 		return -1;
 	}
 	if (pid == 0) {
+		/* The report goes to our stderr: stdout is PROGRAM's alone. */
+		if (to_stderr)
+			dup2(STDERR_FILENO, STDOUT_FILENO);
 		execv(argv[0], argv);
 		fprintf(stderr, PREFIX ": error: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
@@ -304,8 +326,9 @@ static void json_str(FILE *f, const char *s)
  * renamed, so it is whole or absent.
  */
 static int write_run_info(struct wsr_err *err, const char *dir, char **prog_argv, pid_t pid,
-			  int exit_code, double wall_s, const struct record_opts *opts,
-			  const char *session, const struct trace_index *ix)
+			  int exit_code, int exit_signal, double wall_s,
+			  const struct record_opts *opts, const char *session,
+			  const struct trace_index *ix)
 {
 	char path[PATH_MAX + 32], tmp[PATH_MAX + 40];
 	FILE *f;
@@ -325,16 +348,20 @@ static int write_run_info(struct wsr_err *err, const char *dir, char **prog_argv
 			fputs(", ", f);
 		json_str(f, prog_argv[i]);
 	}
-	fprintf(f, "],\n  \"vpid\": %d,\n  \"exit_status\": %d,\n  \"wall_s\": %.6f,\n",
-		(int)pid, exit_code, wall_s);
+	fprintf(f,
+		"],\n  \"vpid\": %d,\n  \"exit_status\": %d,\n  \"exit_signal\": %d,\n"
+		"  \"wall_s\": %.6f,\n",
+		(int)pid, exit_code, exit_signal, wall_s);
 	fprintf(f, "  \"lossless\": %s,\n  \"subbuf_size\": %" PRIu64 ",\n  \"num_subbuf\": %" PRIu64
 		   ",\n",
 		opts->lossless ? "true" : "false", opts->subbuf_size, opts->num_subbuf);
 	fprintf(f, "  \"session\": ");
 	json_str(f, session);
-	fprintf(f, ",\n  \"discarded_events\": %" PRIu64 ",\n  \"lost_packets\": %" PRIu64
-		   ",\n  \"packets\": %" PRIu64 ",\n  \"stream_bytes\": %" PRIu64 "\n}\n",
-		ix->discarded_events, ix->lost_packets, ix->packets, ix->bytes);
+	fprintf(f,
+		",\n  \"discarded_events\": %" PRIu64 ",\n  \"lost_packets\": %" PRIu64
+		",\n  \"streams\": %" PRIu64 ",\n  \"packets\": %" PRIu64
+		",\n  \"stream_bytes\": %" PRIu64 "\n}\n",
+		ix->discarded_events, ix->lost_packets, ix->streams, ix->packets, ix->bytes);
 	if (ferror(f) | fclose(f)) {
 		err_push(err, "writing %s: %s", tmp, strerror(errno));
 		unlink(tmp);
@@ -355,14 +382,14 @@ static int wsr_has(const char *wsr, const char *subcommand)
 	struct wsr_err ignored;
 
 	err_init(&ignored);
-	return access(wsr, X_OK) == 0 && run_wsr(&ignored, probe, 1) == 0;
+	return access(wsr, X_OK) == 0 && run_wsr(&ignored, probe, 1, 0) == 0;
 }
 
 /*
  * run_postprocess - the step after recording. When this `wsr` (the one
  * beside /proc/self/exe) has `ingest`, runs `wsr ingest TRACE -o
  * TRACE/trace.db` and then, if it has `report`, `wsr report TRACE/trace.db`
- * (their output goes straight to ours). Without `ingest`, or with
+ * (their output goes straight to our stderr: stdout is PROGRAM's). Without `ingest`, or with
  * --no-ingest (INGEST = 0), prints the trace path and a one-line summary.
  * Returns 0 or -1.
  */
@@ -390,7 +417,7 @@ static int run_postprocess(struct wsr_err *err, const char *trace_dir, int inges
 	{
 		char *argv[] = {wsr, "ingest", (char *)trace_dir, "-o", db, NULL};
 
-		rc = run_wsr(err, argv, 0);
+		rc = run_wsr(err, argv, 0, 1);
 		if (rc != 0) {
 			err_push(err, "`wsr ingest %s -o %s` failed (exit status %d)", trace_dir, db, rc);
 			return -1;
@@ -403,7 +430,7 @@ static int run_postprocess(struct wsr_err *err, const char *trace_dir, int inges
 	{
 		char *argv[] = {wsr, "report", db, NULL};
 
-		rc = run_wsr(err, argv, 0);
+		rc = run_wsr(err, argv, 0, 1);
 		if (rc != 0) {
 			err_push(err, "`wsr report %s` failed (exit status %d)", db, rc);
 			return -1;
@@ -421,7 +448,7 @@ static pid_t spawn_paused(struct wsr_err *err, char **prog_argv, int lossless,
 			  const sigset_t *mask, int *go_fd, int *exec_fd)
 {
 	int go[2], ex[2];
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	if (pipe2(go, O_CLOEXEC) != 0 || pipe2(ex, O_CLOEXEC) != 0) {
 		err_push(err, "pipe: %s", strerror(errno));
@@ -439,6 +466,9 @@ static pid_t spawn_paused(struct wsr_err *err, char **prog_argv, int lossless,
 
 		close(go[1]);
 		close(ex[0]);
+		/* PROGRAM dies with wsr run, even by SIGKILL (kept across exec). */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+			_exit(127);
 		do
 			r = read(go[0], &c, 1);
 		while (r < 0 && errno == EINTR);
@@ -473,7 +503,8 @@ int cmd_run(int argc, char **argv)
 	int go_fd = -1, exec_fd = -1, session_made = 0, child_ran = 0, record_failed = 0;
 	int no_ingest = 0;
 	int status = 0, exit_code = 1, rc;
-	pid_t sessiond = 0, pid = -1;
+	pid_t sessiond = 0, pid = -1, watchdog = -1;
+	int watchdog_fd = -1;
 	struct sigaction ign = {0}, fwd = {0}, old_int, old_quit, old_term, old_hup;
 	struct trace_index ix;
 	struct timespec now, t_start = {0, 0}, t_end = {0, 0};
@@ -481,70 +512,59 @@ int cmd_run(int argc, char **argv)
 	pid_t child_pid_saved = -1;
 	sigset_t stop_sigs, old_mask;
 	int mask_saved = 0;
-	int i;
+	int i, c;
 
 	err_init(&err);
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *val = NULL;
-
-		if (strcmp(a, "--") == 0) {
-			i++;
-			break;
-		}
-		if (a[0] != '-')
-			break;
-		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+	optind = 1;
+	opterr = 0;
+	/* "+": options end at PROGRAM, whose own options are its own. */
+	while ((c = getopt_long(argc, argv, "+:h", run_options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
 			fputs(run_usage, stdout);
 			return 0;
-		}
-		if (strcmp(a, "--lossless") == 0) {
+		case 'l':
 			opts.lossless = 1;
-			continue;
-		}
-		if (strcmp(a, "--no-ingest") == 0) {
+			break;
+		case 'n':
 			no_ingest = 1;
-			continue;
-		}
-		if (strncmp(a, "--out", 5) == 0 || strncmp(a, "--subbuf-size", 13) == 0 ||
-		    strncmp(a, "--num-subbuf", 12) == 0) {
-			const char *eq = strchr(a, '=');
-			size_t nlen = eq != NULL ? (size_t)(eq - a) : strlen(a);
-
-			if (eq != NULL)
-				val = eq + 1;
-			else if (i + 1 < argc)
-				val = argv[++i];
-			if (val == NULL || *val == '\0') {
-				fprintf(stderr, PREFIX ": error: %.*s needs a value\n", (int)nlen, a);
+			break;
+		case 'o':
+			if (*optarg == '\0') {
+				fprintf(stderr, PREFIX ": error: --out needs a value\n");
 				goto usage;
 			}
-			if (nlen == 5 && strncmp(a, "--out", 5) == 0) {
-				opt_out = val;
-				continue;
+			opt_out = optarg;
+			break;
+		case 's':
+			if (parse_size(optarg, &opts.subbuf_size) != 0 ||
+			    !is_pow2(opts.subbuf_size) || opts.subbuf_size < 4096) {
+				fprintf(stderr,
+					PREFIX
+					": error: --subbuf-size '%s': want a power of two >= 4k, "
+					"e.g. 4M\n",
+					optarg);
+				goto usage;
 			}
-			if (nlen == 13 && strncmp(a, "--subbuf-size", 13) == 0) {
-				if (parse_size(val, &opts.subbuf_size) != 0 ||
-				    !is_pow2(opts.subbuf_size) || opts.subbuf_size < 4096) {
-					fprintf(stderr, PREFIX ": error: --subbuf-size '%s': want a "
-							       "power of two >= 4k, e.g. 4M\n", val);
-					goto usage;
-				}
-				continue;
+			break;
+		case 'N':
+			if (parse_size(optarg, &opts.num_subbuf) != 0 ||
+			    !is_pow2(opts.num_subbuf) || opts.num_subbuf < 2) {
+				fprintf(stderr,
+					PREFIX
+					": error: --num-subbuf '%s': want a power of two >= 2, "
+					"e.g. 8\n",
+					optarg);
+				goto usage;
 			}
-			if (nlen == 12 && strncmp(a, "--num-subbuf", 12) == 0) {
-				if (parse_size(val, &opts.num_subbuf) != 0 ||
-				    !is_pow2(opts.num_subbuf) || opts.num_subbuf < 2) {
-					fprintf(stderr, PREFIX ": error: --num-subbuf '%s': want a "
-							       "power of two >= 2, e.g. 8\n", val);
-					goto usage;
-				}
-				continue;
-			}
+			break;
+		default:
+			err_option(PREFIX, c, argv[optind - 1], stderr);
+			goto usage;
 		}
-		fprintf(stderr, PREFIX ": error: unknown option '%s'\n", a);
-		goto usage;
 	}
+	i = optind;
 	if (i >= argc) {
 		fprintf(stderr, PREFIX ": error: no PROGRAM to run\n");
 		goto usage;
@@ -578,7 +598,16 @@ int cmd_run(int argc, char **argv)
 			err_push(&err, "no LTTng session daemon is reachable and none could be started");
 			goto fail;
 		}
+	} else {
+		/* Sessions of wsr runs that were killed with their watchdog. */
+		struct wsr_err sweep;
+
+		err_init(&sweep);
+		record_sweep_orphans(&sweep);
 	}
+	watchdog = record_watchdog_start(&err, session, dir, sessiond, &watchdog_fd);
+	if (watchdog < 0)
+		goto fail;
 	if (record_session_create(&err, session, dir, &opts) != 0) {
 		session_made = 1; /* create may have succeeded before a later step failed */
 		err_push(&err, "setting up LTTng session %s", session);
@@ -679,18 +708,24 @@ restore:
 		err.n = 0;
 	}
 	sessiond = 0;
+	record_watchdog_release(&watchdog_fd, &watchdog);
 	/* The session is gone: a Ctrl-C that came meanwhile may end us now. */
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	if (!child_ran)
 		goto out;
 	wall_s = (double)(t_end.tv_sec - t_start.tv_sec) + (double)(t_end.tv_nsec - t_start.tv_nsec) / 1e9;
-	fprintf(stderr, PREFIX ": %s exited with status %d after %.3f s\n", prog_argv[0], exit_code,
-		wall_s);
+	if (WIFSIGNALED(status))
+		fprintf(stderr, PREFIX ": %s was killed by signal %d (%s) after %.3f s\n",
+			prog_argv[0], WTERMSIG(status), strsignal(WTERMSIG(status)), wall_s);
+	else
+		fprintf(stderr, PREFIX ": %s exited with status %d after %.3f s\n", prog_argv[0],
+			exit_code, wall_s);
 	if (trace_index_read(&err, dir, &ix) != 0) {
 		err_push(&err, "reading the packet indexes of %s", dir);
 		goto fail;
 	}
-	if (write_run_info(&err, dir, prog_argv, child_pid_saved, exit_code, wall_s, &opts, session,
+	if (write_run_info(&err, dir, prog_argv, child_pid_saved, exit_code,
+			   WIFSIGNALED(status) ? WTERMSIG(status) : 0, wall_s, &opts, session,
 			   &ix) != 0)
 		goto fail;
 	if (ix.discarded_events > 0 || ix.lost_packets > 0)
@@ -739,6 +774,7 @@ fail:
 			err_print(&cleanup, PREFIX, stderr);
 	}
 out:
+	record_watchdog_release(&watchdog_fd, &watchdog);
 	if (mask_saved)
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	if (go_fd >= 0)

@@ -15,7 +15,10 @@
  *
  * Invariants:
  *   - A session created here is always destroyed by the caller, on every
- *     path (cmd_run.c), so no session outlives `wsr run`.
+ *     path (cmd_run.c), so no session outlives `wsr run`; if `wsr run` is
+ *     killed (SIGKILL), its watchdog process destroys it, and the next
+ *     `wsr run` destroys any session named like ours whose wsr run is gone
+ *     (record_sweep_orphans: both may be killed at once).
  *   - The session daemon is stopped only if this process started it, and
  *     only when it holds no session (another `wsr run` may have found it
  *     after we started it; stopping it then would end that recording).
@@ -31,6 +34,7 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -370,4 +374,131 @@ int record_session_stop(struct wsr_err *err, const char *session)
 int record_session_destroy(struct wsr_err *err, const char *session)
 {
 	return lttng(err, NULL, "destroy", session, NULL);
+}
+
+/*
+ * The watchdog. A SIGKILL of `wsr run` runs none of its clean-up, so a
+ * child process does it: it waits on a pipe whose write end only `wsr run`
+ * holds. `wsr run` writes one byte when the session is gone
+ * (record_watchdog_release); EOF without that byte means `wsr run` died,
+ * and the watchdog destroys the session and stops the session daemon that
+ * `wsr run` started (if it holds no other session). PROGRAM itself dies with
+ * `wsr run` by PR_SET_PDEATHSIG (cmd_run.c). The watchdog ignores the
+ * terminal's signals: it must outlive a Ctrl-C that ends `wsr run`.
+ */
+pid_t record_watchdog_start(struct wsr_err *err, const char *session, const char *trace_dir,
+			    pid_t sessiond, int *fd)
+{
+	int pfd[2];
+	pid_t pid;
+
+	*fd = -1;
+	if (pipe2(pfd, O_CLOEXEC) != 0) {
+		err_push(err, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		err_push(err, "fork: %s", strerror(errno));
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		struct wsr_err werr;
+		char c;
+		ssize_t r;
+		int devnull = open("/dev/null", O_RDWR);
+
+		close(pfd[1]);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		if (devnull >= 0) {
+			dup2(devnull, STDIN_FILENO);
+			dup2(devnull, STDOUT_FILENO);
+			close(devnull);
+		}
+		do
+			r = read(pfd[0], &c, 1);
+		while (r < 0 && errno == EINTR);
+		if (r == 1)
+			_exit(0); /* released: wsr run cleaned up itself */
+		err_init(&werr);
+		if (record_session_destroy(&werr, session) == 0)
+			fprintf(stderr,
+				"wsr run: the recorder was killed; destroyed its LTTng session %s "
+				"(the trace in %s may be incomplete)\n",
+				session, trace_dir);
+		err_init(&werr);
+		if (sessiond > 0)
+			record_sessiond_stop(&werr, sessiond);
+		_exit(0);
+	}
+	close(pfd[0]);
+	*fd = pfd[1];
+	return pid;
+}
+
+void record_watchdog_release(int *fd, pid_t *pid)
+{
+	if (*fd >= 0) {
+		if (write(*fd, "d", 1) != 1) {
+			/* The watchdog is gone: nothing to release. */
+		}
+		close(*fd);
+		*fd = -1;
+	}
+	if (*pid > 0) {
+		while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		*pid = -1;
+	}
+}
+
+int record_sweep_orphans(struct wsr_err *err)
+{
+	char *output = NULL;
+	const char *p;
+	int n = 0;
+
+	if (lttng(err, &output, "--mi", "xml", "list", NULL) != 0)
+		return -1;
+	for (p = output; (p = strstr(p, "<session><name>wsr-")) != NULL;) {
+		char name[128];
+		long long pid, sec, nsec;
+		size_t len;
+		const char *start = p + strlen("<session><name>");
+		const char *end = strstr(start, "</name>");
+		char tail;
+
+		p = start;
+		if (end == NULL)
+			break;
+		len = (size_t)(end - start);
+		if (len >= sizeof(name))
+			continue;
+		memcpy(name, start, len);
+		name[len] = '\0';
+		/* Only names of the form `wsr run` gives its sessions. */
+		if (sscanf(name, "wsr-%lld-%lld-%lld%c", &pid, &sec, &nsec, &tail) != 3 ||
+		    pid <= 0 || pid > INT32_MAX)
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue; /* its wsr run may still be running */
+		struct wsr_err derr;
+
+		err_init(&derr);
+		if (record_session_destroy(&derr, name) == 0) {
+			fprintf(stderr,
+				"wsr run: destroyed LTTng session %s, left by a wsr run (pid %lld) "
+				"that was killed\n",
+				name, pid);
+			n++;
+		}
+	}
+	free(output);
+	return n;
 }

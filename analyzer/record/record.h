@@ -70,6 +70,24 @@ int record_session_stop(struct wsr_err *err, const char *session);
 
 int record_session_destroy(struct wsr_err *err, const char *session);
 
+/*
+ * Starts the watchdog of SESSION (a child process): if this process dies
+ * before record_watchdog_release(), it destroys SESSION and stops SESSIOND
+ * (when > 0 and holding no other session). *FD is the pipe to it.
+ */
+pid_t record_watchdog_start(struct wsr_err *err, const char *session, const char *trace_dir,
+			    pid_t sessiond, int *fd);
+
+/* Tells the watchdog that the session is gone and reaps it (idempotent). */
+void record_watchdog_release(int *fd, pid_t *pid);
+
+/*
+ * Destroys every session named wsr-PID-SECONDS-NANOS whose PID no longer
+ * exists (left by a `wsr run` killed together with its watchdog). Returns
+ * how many, or -1 when the sessions cannot be listed.
+ */
+int record_sweep_orphans(struct wsr_err *err);
+
 /* What a finished trace holds, read back with libbabeltrace2. */
 struct trace_stats {
 	int found;                  /* 0: no CTF trace under the directory */

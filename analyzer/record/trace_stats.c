@@ -25,6 +25,7 @@
 
 #include <babeltrace2/babeltrace.h>
 
+#include "ctfindex.h"
 #include "record.h"
 
 /* nftw() has no user pointer: the walk state lives here for one call. */
@@ -253,76 +254,29 @@ static struct {
 	int failed;
 } iwalk;
 
-static uint64_t be64(const unsigned char *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static uint32_t be32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /*
- * One index file: a 16-byte header (magic 0xC1F1DCC1, major, minor, entry
- * length) then fixed-size entries: offset, packet_size, content_size,
- * timestamp_begin, timestamp_end, events_discarded, stream_id (1.0), then
- * stream_instance_id, packet_seq_num (1.1). events_discarded is cumulative
- * per stream, so the last entry holds the stream's total.
+ * One index file (ctfindex.h). events_discarded is cumulative per stream,
+ * so the last entry holds the stream's total; a gap in packet_seq_num is a
+ * lost packet.
  */
 static int index_file(const char *path)
 {
-	unsigned char hdr[16], *ent = NULL;
-	uint32_t major, minor, len;
-	uint64_t last_disc = 0, prev_seq = 0;
-	int have_seq = 0, ret = -1;
-	FILE *f = fopen(path, "rb");
+	struct ctf_index_entry *e = NULL;
+	size_t n = 0;
 
-	if (f == NULL) {
-		err_push(iwalk.err, "opening %s: %s", path, strerror(errno));
+	if (ctf_index_load(path, &e, &n, iwalk.err) != 0)
 		return -1;
-	}
-	if (fread(hdr, 1, sizeof(hdr), f) != sizeof(hdr) || be32(hdr) != 0xC1F1DCC1u) {
-		err_push(iwalk.err, "%s: not a CTF packet index", path);
-		goto out;
-	}
-	major = be32(hdr + 4);
-	minor = be32(hdr + 8);
-	len = be32(hdr + 12);
-	if (major != 1 || len < 56 || len > 4096) {
-		err_push(iwalk.err, "%s: unsupported index format %u.%u (entry %u bytes)", path, major,
-			 minor, len);
-		goto out;
-	}
-	ent = malloc(len);
-	if (ent == NULL) {
-		err_push(iwalk.err, "out of memory");
-		goto out;
-	}
 	iwalk.ix->streams++;
-	while (fread(ent, 1, len, f) == len) {
+	for (size_t i = 0; i < n; i++) {
 		iwalk.ix->packets++;
-		iwalk.ix->bytes += be64(ent + 8) / 8;
-		last_disc = be64(ent + 40);
-		if (minor >= 1 && len >= 72) {
-			uint64_t seq = be64(ent + 64);
-
-			if (have_seq && seq > prev_seq + 1)
-				iwalk.ix->lost_packets += seq - prev_seq - 1;
-			prev_seq = seq;
-			have_seq = 1;
-		}
+		iwalk.ix->bytes += e[i].packet_size / 8;
+		if (i > 0 && e[i].has_seq && e[i - 1].has_seq && e[i].seq > e[i - 1].seq + 1)
+			iwalk.ix->lost_packets += e[i].seq - e[i - 1].seq - 1;
 	}
-	iwalk.ix->discarded_events += last_disc;
-	ret = 0;
-out:
-	free(ent);
-	fclose(f);
-	return ret;
+	if (n > 0)
+		iwalk.ix->discarded_events += e[n - 1].events_discarded;
+	free(e);
+	return 0;
 }
 
 static int iwalk_visit(const char *path, const struct stat *sb, int type, struct FTW *ftw)

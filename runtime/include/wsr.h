@@ -7,8 +7,16 @@
  * Gs are scheduled cooperatively: every call below is a yield point, and long
  * loops should call wsr_preempt_point().
  *
- * Environment: WSRMAXPROCS=N (default: the CPUs this process may use) and
- * WSRDEBUG=schedtrace=MS,scheddetail=1,stats=1,stacksize=BYTES,... (see README).
+ * Environment: WSRMAXPROCS=N (default: the CPUs this process may use),
+ * WSRDEBUG=schedtrace=MS,scheddetail=1,stats=1,stacksize=BYTES,... and
+ * WSRTRACEBACK=crash (see README).
+ *
+ * Fatal errors, as in Go: misuse that has no error return (closing a closed
+ * or NULL channel, unlocking an unlocked mutex, a negative waitgroup
+ * counter, wsr_go of NULL, a NULL mutex or waitgroup), a deadlock (every G
+ * blocked for good) and a stack overflow print "wsr: fatal error: ..." (or
+ * the deadlock report) on stderr and exit with status 2; with
+ * WSRTRACEBACK=crash they abort() instead (SIGABRT, for a core dump).
  *
  * This header compiles alone as C99 -pedantic and as C++.
  */
@@ -49,7 +57,9 @@ WSR_EXPORT int wsr_gomaxprocs(void);
 /* The calling G's id (from 1), or -1 outside a G. */
 WSR_EXPORT int64_t wsr_self_id(void);
 
-/* Channels, with Go's semantics. */
+/* Channels, with Go's semantics. Send and receive on a NULL channel block
+ * for ever (a NULL case of wsr_select is never ready); closing NULL is
+ * fatal. */
 typedef struct wsr_chan wsr_chan;
 WSR_EXPORT wsr_chan *wsr_chan_make(size_t elem_size, size_t cap);
 /* 0 when sent, -1 when the channel is closed. */
@@ -57,6 +67,11 @@ WSR_EXPORT int wsr_chan_send(wsr_chan *c, const void *elem);
 /* 1 with a value, 0 when closed and drained (elem is then zeroed). */
 WSR_EXPORT int wsr_chan_recv(wsr_chan *c, void *elem);
 WSR_EXPORT void wsr_chan_close(wsr_chan *c);
+/* Frees c (NULL: nothing). No G may wait on c or use it afterwards. A G may
+ * free c as soon as its own last operation on c (or wsr_chan_close) has
+ * returned, even when that operation completed a case of another G's
+ * wsr_select, which then never touches c again; any other wsr_select that
+ * lists c uses it until that wsr_select returns. Fatal if a G waits on c. */
 WSR_EXPORT void wsr_chan_free(wsr_chan *c);
 
 enum { WSR_SEND = 1, WSR_RECV = 2 };
@@ -93,7 +108,12 @@ WSR_EXPORT void *wsr_blocking(void *(*fn)(void *), void *arg);
 WSR_EXPORT void wsr_preempt_point(void);
 
 /* Like read(2) and friends, but park the G (not the thread) until the fd is
- * ready; the fd is made non-blocking. -1 and errno on error. */
+ * ready. -1 and errno on error. Any fd number will do, however it was used
+ * before close(2) freed it: on a socket wsr_read/wsr_write pass MSG_DONTWAIT
+ * and leave its flags alone; any other fd (a pipe, a tty) is made
+ * non-blocking (O_NONBLOCK), checked at every call; wsr_accept makes its
+ * listener, and wsr_connect its socket, non-blocking, and accepted sockets
+ * are created non-blocking. */
 WSR_EXPORT ssize_t wsr_read(int fd, void *buf, size_t n);
 WSR_EXPORT ssize_t wsr_write(int fd, const void *buf, size_t n);
 WSR_EXPORT int wsr_accept(int fd, struct sockaddr *sa, socklen_t *len);

@@ -13,7 +13,8 @@
  * event carries the simulation's own counters, which are exact (one
  * thread), so the analyzer's reconstruction must match them exactly.
  *
- * Usage: sim-emitter [-p NPROCS] [-g NGS] [-w WORK] [-s SEED] [-t STEPS]
+ * Usage: sim-emitter [-p NPROCS] [-g NGS] [-w WORK] [-s SEED] [-t STEPS] [-i 0|1]
+ * (-i 0: no init event).
  * At exit it prints the runtime's `WSRDEBUG=stats=1` line with the counts
  * it emitted.
  *
@@ -453,6 +454,7 @@ static void step_g(int p)
 int main(int argc, char **argv)
 {
 	long steps_per_trace = 50;
+	int emit_init = 1;
 
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "-p") == 0)
@@ -465,11 +467,13 @@ int main(int argc, char **argv)
 			rng = strtoull(argv[i + 1], NULL, 10) | 1;
 		else if (strcmp(argv[i], "-t") == 0)
 			steps_per_trace = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "-i") == 0)
+			emit_init = atoi(argv[i + 1]);
 	}
 	if (np < 1 || np > MAXP || ngs < 1 || work < 1 || steps_per_trace < 1) {
 		fprintf(stderr,
 			"usage: sim-emitter [-p 1..%d] [-g NGS] [-w WORK] [-s SEED] "
-			"[-t STEPS]\n",
+			"[-t STEPS] [-i 0|1]\n",
 			MAXP);
 		return 2;
 	}
@@ -478,8 +482,11 @@ int main(int argc, char **argv)
 	if (G == NULL || waiting == NULL)
 		return 1;
 
-	lttng_ust_tracepoint(wsr, init, -1, 0, np, RUNQ, "sim-emitter");
-	cnt[C_INIT]++;
+	/* -i 0: no init event, as in a recording that started after the program. */
+	if (emit_init) {
+		lttng_ust_tracepoint(wsr, init, -1, 0, np, RUNQ, "sim-emitter");
+		cnt[C_INIT]++;
+	}
 	nm = 1;
 	P[0].m = 0;
 	M[0].p = 0;

@@ -411,7 +411,7 @@ WSR_TEST(derive_lost_g_stop_is_cut)
 		     "AND b.start_ts < a.end_ts"),
 		  0);
 	ASSERT_EQ(q1("SELECT max(running_gs) FROM counters"), 1);
-	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'gs_lost'"), 1);
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'loss_repairs'"), 1);
 }
 
 /* Issue 16, item 3: a woken M's spin_start is emitted by its waker (with
@@ -524,6 +524,113 @@ WSR_TEST(derive_schedtrace_fields_racing)
 	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'schedtrace_unexplained'"), 1);
 	ASSERT_EQ(q1("SELECT explained FROM schedtrace_check WHERE ts = 161"), 0);
 	ASSERT_EQ(q1("SELECT explained FROM schedtrace_check WHERE ts = 141"), 1);
+}
+
+/* Gs readied by the poller keep the source netpoll wherever they went: the
+ * first ran directly (no queue), the others went to the global queue and a
+ * global get moved one of them into the ring: its run empties the ring. */
+WSR_TEST(derive_netpoll_gs_through_global_get)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(1), I(256));
+	for (int g = 1; g <= 3; g++) {
+		int64_t t = 100 + 10 * g;
+		EV(EV_G_CREATE, t, 0, 0, I(g), I(0));
+		EV(EV_RUNQPUT, t + 1, 0, 0, I(g), I(0), I(0), I(1));
+		EV(EV_G_RUN, t + 2, 0, 0, I(g), I(WSR_SOURCE_LOCAL), I(0));
+		EV(EV_G_STOP, t + 3, 0, 0, I(g), I(WSR_REASON_IO));
+	}
+	EV(EV_NETPOLL, 200, 0, 0, I(3), I(0));
+	EV(EV_G_READY, 201, 0, 0, I(1), I(0));
+	EV(EV_G_READY, 202, 0, 0, I(2), I(0));
+	EV(EV_GLOBRUNQ_PUT, 203, 0, 0, I(2), I(1));
+	EV(EV_G_READY, 204, 0, 0, I(3), I(0));
+	EV(EV_GLOBRUNQ_PUT, 205, 0, 0, I(3), I(2));
+	EV(EV_G_RUN, 210, 0, 0, I(1), I(WSR_SOURCE_NETPOLL), I(0));
+	EV(EV_G_STOP, 211, 0, 0, I(1), I(WSR_REASON_EXIT));
+	EV(EV_GLOBRUNQ_GET, 220, 0, 0, I(2), I(0));
+	EV(EV_G_RUN, 221, 0, 0, I(2), I(WSR_SOURCE_NETPOLL), I(0));
+	EV(EV_G_STOP, 222, 0, 0, I(2), I(WSR_REASON_EXIT));
+	EV(EV_G_RUN, 230, 0, 0, I(3), I(WSR_SOURCE_NETPOLL), I(0));
+	EV(EV_G_STOP, 231, 0, 0, I(3), I(WSR_REASON_EXIT));
+	finish();
+	ASSERT_EQ(q1("SELECT runq FROM p_counters WHERE p = 0 AND ts = 220"), 1);
+	ASSERT_EQ(q1("SELECT runq FROM p_counters WHERE p = 0 ORDER BY ts DESC LIMIT 1"), 0);
+}
+
+/* Losses, P and M side: a P held by an M that runs a G is not idle (its
+ * p_busy was lost), and that M is not spinning (its spin_stop was lost). */
+WSR_TEST(derive_lost_p_busy_and_spin_stop)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(2), I(256));
+	EV(EV_P_IDLE, 101, 1, 0, I(1));
+	EV(EV_SPIN_START, 110, -1, 1, I(1), I(0));
+	/* lost: p_busy of P1 by M1, spin_stop of M1 */
+	EV(EV_G_CREATE, 120, 0, 0, I(1), I(0));
+	EV(EV_RUNQPUT, 121, 0, 0, I(1), I(0), I(0), I(1));
+	EV(EV_G_RUN, 130, 1, 1, I(1), I(WSR_SOURCE_STEAL), I(0));
+	EV(EV_G_STOP, 140, 1, 1, I(1), I(WSR_REASON_EXIT));
+	finish();
+	ASSERT_EQ(q1("SELECT count(*) FROM p_state WHERE p = 1 AND state = 'running' AND "
+		     "start_ts <= 130 AND end_ts >= 140"),
+		  1);
+	ASSERT_EQ(q1("SELECT count(*) FROM m_state WHERE m = 1 AND state = 'running' AND "
+		     "start_ts <= 130 AND end_ts >= 140"),
+		  1);
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'loss_repairs'"), 2);
+}
+
+/* Losses: an M seen holding another P no longer runs the G it ran on its
+ * old one (that G's g_stop was lost). */
+WSR_TEST(derive_lost_g_stop_m_moved)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(2), I(256));
+	EV(EV_P_IDLE, 101, 1, 0, I(1));
+	EV(EV_G_CREATE, 110, 0, 0, I(1), I(0));
+	EV(EV_RUNQPUT, 111, 0, 0, I(1), I(0), I(0), I(1));
+	EV(EV_G_RUN, 120, 0, 0, I(1), I(WSR_SOURCE_LOCAL), I(0));
+	/* lost: G1's g_stop, p_idle of P0, p_busy of P1 */
+	EV(EV_STEAL_SCAN, 130, 1, 0, I(4), I(1), I(0));
+	finish();
+	ASSERT_EQ(q1("SELECT end_ts FROM g_state WHERE g = 1 AND state = 'running'"), 130);
+	ASSERT_EQ(q1("SELECT cut FROM g_state WHERE g = 1 AND state = 'running'"), 1);
+	ASSERT_EQ(q1("SELECT count(*) FROM g_state WHERE g = 1 AND state = 'unknown'"), 1);
+}
+
+/* A waker lowers nmidle before the woken M's m_unpark; when the trace ends
+ * first (a crash), that M's m_park explains the snapshot's lower count. An
+ * M that emits again explains nothing that way. */
+WSR_TEST(derive_schedtrace_unpark_never_emitted)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(2), I(256));
+	EV(EV_P_IDLE, 101, 1, 0, I(1));
+	EV(EV_M_CREATE, 102, 0, 0, I(1));
+	EV(EV_M_PARK, 110, -1, 1, I(1), I(-1));
+	ASSERT_EQ(sched_ev(121, "{\"gomaxprocs\":2,\"idleprocs\":1,\"threads\":2,"
+				"\"spinningthreads\":0,\"needspinning\":0,\"idlethreads\":0,"
+				"\"runqueue\":0,\"runq\":[0,0],\"schedticks\":[0,0],"
+				"\"read_ts\":[120,120]}"),
+		  0);
+	EV(EV_STEAL_SCAN, 130, 0, 0, I(4), I(1), I(0)); /* M0 goes on: nothing owed */
+	ASSERT_EQ(sched_ev(141, "{\"gomaxprocs\":2,\"idleprocs\":1,\"threads\":2,"
+				"\"spinningthreads\":0,\"needspinning\":0,\"idlethreads\":2,"
+				"\"runqueue\":0,\"runq\":[0,0],\"schedticks\":[0,0],"
+				"\"read_ts\":[140,140]}"),
+		  0);
+	finish();
+	ASSERT_EQ(q1("SELECT explained FROM schedtrace_fields WHERE snap_ts = 121 AND field = "
+		     "'idlethreads'"),
+		  1);
+	ASSERT_EQ(q1("SELECT e.name = 'm_park' FROM schedtrace_fields f, json_each(f.racing) j "
+		     "JOIN events e ON e.id = j.value WHERE f.snap_ts = 121 AND f.field = "
+		     "'idlethreads'"),
+		  1);
+	ASSERT_EQ(q1("SELECT explained FROM schedtrace_fields WHERE snap_ts = 141 AND field = "
+		     "'idlethreads'"),
+		  0);
 }
 
 /*

@@ -14,6 +14,19 @@
 #       in the rest, tiling, report.
 #   test_analyzer.py WSR SIM bad-input
 #       every bad-input case: exit 2, its message, no database left behind.
+#   test_analyzer.py WSR SIM cut-stream
+#       a `wsr run --lossless` trace with a stream cut at a packet boundary,
+#       emptied, without its first packet, removed or cut with its index, an
+#       index cut mid-entry: exit 2, how many packets are missing; a trace
+#       without init: ingested, meta.init_missing, "gomaxprocs unknown".
+#   test_analyzer.py WSR SIM cli ENDINGS SRCROOT
+#       how `wsr run` and every report format tell the program (with its
+#       args) and its end (exit from a G, deadlock, abort; the report on
+#       stderr, WSRDEBUG=stats=1 at exit), --force on other files, databases
+#       without meta, a read-only output directory, the ingest's progress
+#       phases on a pty, stale and live temporary files (SIGKILL, SIGSTOP),
+#       diff warnings, every --help against the getopt_long tables in
+#       SRCROOT/analyzer, kill -9 of `wsr run` and of its process group.
 #   test_analyzer.py WSR SIM gather SIM_STOCK
 #       the same simulation through the gathering probes (one ring-buffer
 #       write per event, tracepoints/wsr_tp_write.h) and through LTTng's stock
@@ -26,14 +39,17 @@
 #
 # Invariants: every temporary file lives under one TemporaryDirectory;
 #   no assertion depends on wall-clock time.
+import glob
 import json
 import os
 import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 import xml.dom.minidom
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -217,8 +233,8 @@ def check_schedtrace(db, ctx, exact=False):
                      'WHERE explained = 0 LIMIT 10').fetchall()
     ok(not bad, '%s: every field of every snapshot agrees or is explained' % ctx, bad)
     # Each racing event exists and is of a kind that changes what was read.
-    kinds = db.execute('SELECT DISTINCT e.name FROM schedtrace_fields f, json_each(f.racing) j '
-                       'JOIN events e ON e.id = j.value').fetchall()
+    kinds = db.execute('SELECT DISTINCT name FROM events WHERE id IN (SELECT j.value FROM '
+                       'schedtrace_fields f, json_each(f.racing) j)').fetchall()
     allowed = {'runqput', 'runq_spill', 'steal', 'globrunq_get', 'globrunq_put', 'g_run',
                'p_idle', 'p_busy', 'spin_start', 'spin_stop', 'm_park', 'm_unpark',
                'm_create', 'init'}
@@ -323,7 +339,7 @@ def case_sim(wsr, sim, tmp):
     if not ok(r.returncode == 0 and os.path.exists(dbpath), 'wsr ingest of the sim trace',
               r.stderr):
         return
-    ok(not os.path.exists(dbpath + '.tmp'), 'no .tmp left after a successful ingest')
+    ok(not tmp_files(dbpath), 'no .tmp left after a successful ingest')
     db = sqlite3.connect(dbpath)
     ok(db.execute('PRAGMA user_version').fetchone()[0] == 3, 'PRAGMA user_version is 3')
     disc = db.execute("SELECT value FROM meta WHERE key = 'discarded_events'").fetchone()[0]
@@ -391,8 +407,13 @@ def expect_bad(wsr, trace, out, what, needles, timeout_args=()):
             and any(n in msg for n in needles))
     ok(good, '%s: exit 2 with "%s"' % (what, ' / '.join(needles)),
        'exit %d: %s' % (r.returncode, msg[:1500]))
-    ok(not os.path.exists(out) and not os.path.exists(out + '.tmp'),
-       '%s: no database left behind' % what)
+    ok(not os.path.exists(out) and not tmp_files(out),
+       '%s: no database left behind' % what, tmp_files(out))
+
+
+def tmp_files(out):
+    """The temporary files of an ingest to OUT (OUT.PID.tmp, or OUT.tmp before)."""
+    return glob.glob(glob.escape(out) + '.*tmp')
 
 
 def copy_trace(src, dst):
@@ -529,6 +550,386 @@ def case_discarded(wsr, sim, tmp):
        'the report states the loss (and its work and span section too)', r.stdout[:800])
 
 
+def wsr_run(wsr, out, argv, *opts, env=None, ingest=False):
+    """`wsr run --lossless [--no-ingest] --out OUT OPTS -- ARGV`: the CompletedProcess."""
+    full = dict(os.environ)
+    full.update(env or {})
+    return run([wsr, 'run', '--lossless'] + ([] if ingest else ['--no-ingest']) +
+               ['--out', out] + list(opts) + ['--'] + list(argv), env=full)
+
+
+def index_entries(idx):
+    """The packet index IDX (ctfindex.h): (header, entry length, [entry bytes])."""
+    data = open(idx, 'rb').read()
+    elen = int.from_bytes(data[12:16], 'big')
+    body = data[16:]
+    return data[:16], elen, [body[i:i + elen] for i in range(0, len(body), elen)]
+
+
+def entry_offset(entry):
+    return int.from_bytes(entry[0:8], 'big')
+
+
+def stream_and_index(trace):
+    """The stream file of TRACE with the most packets, its index, the entries."""
+    best = None
+    for root, _, files in os.walk(trace):
+        for f in files:
+            idx = os.path.join(root, 'index', f + '.idx')
+            if os.path.exists(idx):
+                n = len(index_entries(idx)[2])
+                if best is None or n > best[2]:
+                    best = (os.path.join(root, f), idx, n)
+    return best[0], best[1], index_entries(best[1])
+
+
+def meta(dbpath):
+    db = sqlite3.connect(dbpath)
+    m = dict(db.execute('SELECT key, value FROM meta'))
+    db.close()
+    return m
+
+
+def case_cut_stream(wsr, sim, tmp):
+    """Issue 16 item 6: a stream cut at a packet boundary, emptied, or removed
+    with its index is refused (the packet index and wsr-run.json say what is
+    missing); a trace without init ingests and says that gomaxprocs is unknown."""
+    good = os.path.join(tmp, 'good')
+    argv = [sim, '-p', '2', '-g', '20000', '-w', '3', '-t', '20']
+    r = wsr_run(wsr, good, argv, '--subbuf-size', '64k', '--num-subbuf', '4')
+    if not ok(r.returncode == 0, 'wsr run --lossless --no-ingest of sim-emitter', r.stderr[-500:]):
+        return
+    stream, idx, (hdr, elen, ents) = stream_and_index(good)
+    if not ok(len(ents) >= 3, 'the recording has a stream of >= 3 packets (%d)' % len(ents)):
+        return
+    out = os.path.join(tmp, 'out.db')
+    r = ingest(wsr, good, out)
+    ok(r.returncode == 0, 'the whole trace ingests', r.stderr)
+    m = meta(out)
+    ok(m.get('program') == sim and m.get('command') == ' '.join(argv) and
+       m.get('exit_status') == 0 and m.get('exit_signal') == 0 and
+       m.get('procname') == 'sim-emitter',
+       'meta has wsr-run.json\'s program, command and exit status; procname is the program',
+       {k: m.get(k) for k in ('program', 'command', 'exit_status', 'exit_signal', 'procname')})
+    os.unlink(out)
+
+    def variant(name, change):
+        d = os.path.join(tmp, name)
+        shutil.copytree(good, d)
+        change(os.path.join(d, os.path.relpath(stream, good)),
+               os.path.join(d, os.path.relpath(idx, good)))
+        return d
+
+    def truncate(path, size):
+        with open(path, 'r+b') as fh:
+            fh.truncate(size)
+
+    d = variant('cut-last', lambda s, i: truncate(s, entry_offset(ents[-1])))
+    expect_bad(wsr, d, out, 'stream cut before its last packet (a packet boundary)',
+               ['1 of the %d packets that its packet index lists are missing' % len(ents)])
+    d = variant('cut-first', lambda s, i: truncate(s, entry_offset(ents[1])))
+    expect_bad(wsr, d, out, 'stream cut after its first packet',
+               ['%d of the %d packets that its packet index lists are missing'
+                % (len(ents) - 1, len(ents))])
+    d = variant('emptied', lambda s, i: truncate(s, 0))
+    expect_bad(wsr, d, out, 'emptied stream file', ['the stream file is empty but its packet '
+                                                     'index lists %d packets' % len(ents)])
+
+    def drop_first(s, i):
+        data = open(s, 'rb').read()
+        open(s, 'wb').write(data[entry_offset(ents[1]):])
+    d = variant('no-first', drop_first)
+    expect_bad(wsr, d, out, 'stream without its first packet (the init event)',
+               ['is not the one its packet index lists'])
+
+    def remove_both(s, i):
+        os.unlink(s)
+        os.unlink(i)
+    d = variant('removed', remove_both)
+    expect_bad(wsr, d, out, 'stream file and its index removed', ['wsr-run.json says'])
+
+    def cut_both(s, i):
+        truncate(s, entry_offset(ents[-1]))
+        open(i, 'wb').write(hdr + b''.join(ents[:-1]))
+    d = variant('cut-both', cut_both)
+    expect_bad(wsr, d, out, 'stream and its index cut alike', ['wsr-run.json says'])
+    d = variant('cut-index', lambda s, i: truncate(i, 16 + elen * 2 + 10))
+    expect_bad(wsr, d, out, 'index cut inside an entry', ['the index ends inside entry 2'])
+
+    # No init event (sim-emitter -i 0, as a recording that started late).
+    noinit = os.path.join(tmp, 'noinit')
+    r = wsr_run(wsr, noinit, [sim, '-p', '2', '-g', '2000', '-i', '0'])
+    ok(r.returncode == 0, 'sim-emitter -i 0 recorded', r.stderr[-300:])
+    r = ingest(wsr, noinit, out)
+    ok(r.returncode == 0 and 'no init event' in r.stderr,
+       'a trace without init ingests, with a warning', r.stderr)
+    m = meta(out)
+    ok(m.get('init_missing') == 1 and 'gomaxprocs' not in m,
+       'meta.init_missing = 1 and no gomaxprocs', m.get('init_missing'))
+    r = run([wsr, 'report', out])
+    ok(r.returncode == 0 and 'gomaxprocs unknown' in r.stdout and 'gomaxprocs 0' not in r.stdout,
+       'the report says gomaxprocs is unknown, never 0', r.stdout[:600])
+    r = run([wsr, 'report', '--format', 'json', out])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    ok(j.get('gomaxprocs', 0) is None and j.get('init_missing') is True,
+       'json: gomaxprocs null, init_missing true', r.stdout[:300])
+
+
+def wait_for(pred, timeout=20.0):
+    """Polls PRED every 50 ms until it holds or TIMEOUT s passed (a bound on a
+    wait, never an assertion on time); returns its last value."""
+    end = time.monotonic() + timeout
+    v = pred()
+    while not v and time.monotonic() < end:
+        time.sleep(0.05)
+        v = pred()
+    return v
+
+
+def wsr_sessions(pid=None):
+    names = re.findall(r'<name>(wsr-\d+-\d+-\d+)</name>',
+                       run(['lttng', '--mi', 'xml', 'list']).stdout)
+    return [n for n in names if pid is None or n.startswith('wsr-%d-' % pid)]
+
+
+def children(pid):
+    try:
+        with open('/proc/%d/task/%d/children' % (pid, pid)) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def alive(pid):
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            return f.read().split(')')[-1].split()[0] != 'Z'
+    except OSError:
+        return False
+
+
+def case_cli(wsr, sim, endings, srcroot, tmp):
+    """Issue 16 item 9: how `wsr run` and the report tell the program's end;
+    --force, stale temporary files, meta-less databases, read-only output,
+    the ingest's progress phases, diff warnings, --help, kill -9."""
+    lttrec.ensure_sessiond()
+    # -- the report goes to stderr, names the program and its args, says how it ended.
+    for mode, rc_want, phrase, sig in (
+            (['exit', '3'], 3, 'exit: exited with status 3', 0),
+            (['deadlock'], 2, 'exit: exited with status 2 (libwsr exits 2 on a deadlock', 0),
+            (['abort'], 128 + signal.SIGABRT, 'exit: killed by signal %d' % signal.SIGABRT,
+             signal.SIGABRT),
+            (['return', '0'], 0, 'exit: exited with status 0', 0)):
+        d = os.path.join(tmp, 'end-' + mode[0])
+        r = wsr_run(wsr, d, [endings] + mode, env={'WSRDEBUG': 'stats=1'}, ingest=True)
+        what = 'endings %s' % ' '.join(mode)
+        ok(r.returncode == rc_want, '%s: wsr run exits %d' % (what, rc_want),
+           'exit %d: %s' % (r.returncode, r.stderr[-800:]))
+        ok(r.stdout == 'endings: %s\n' % mode[0],
+           '%s: stdout holds the program\'s output only (the report is on stderr)' % what,
+           r.stdout[:800])
+        ok('wsr report:' in r.stderr and 'program: %s %s' % (endings, ' '.join(mode)) in r.stderr
+           and phrase in r.stderr,
+           '%s: the report names the program with its args and says "%s"' % (what, phrase),
+           r.stderr[-1500:])
+        if mode[0] != 'abort':
+            ok('wsr stats:' in r.stderr, '%s: WSRDEBUG=stats=1 printed its line' % what,
+               r.stderr[-600:])
+        else:
+            ok('wsr run: %s was killed by signal %d' % (endings, sig) in r.stderr,
+               '%s: wsr run says the program was killed by a signal' % what, r.stderr[-600:])
+        m = meta(os.path.join(d, 'trace.db'))
+        ok(m.get('exit_status') == rc_want and m.get('exit_signal') == sig,
+           '%s: meta exit_status %d, exit_signal %d' % (what, rc_want, sig),
+           (m.get('exit_status'), m.get('exit_signal')))
+        r = run([wsr, 'report', '--format', 'json', os.path.join(d, 'trace.db')])
+        j = json.loads(r.stdout) if r.returncode == 0 else {}
+        ok(j.get('exit_status') == rc_want and j.get('exit_signal') == sig and
+           phrase[len('exit: '):] in j.get('exit', ''),
+           '%s: the json report has exit_status, exit_signal and exit' % what, r.stdout[:400])
+        r = run([wsr, 'report', '--format', 'junit', os.path.join(d, 'trace.db')])
+        ok(r.returncode == 0 and ('type="exit"' in r.stdout) == (rc_want != 0),
+           '%s: junit has a failing "exit" case iff the program failed' % what, r.stdout[:400])
+        r = run([wsr, 'report', '--format', 'md', os.path.join(d, 'trace.db')])
+        ok(phrase[len('exit: '):] in r.stdout, '%s: the md report says how it ended' % what)
+    r = run([endings, 'exit', '5'], env=dict(os.environ, WSRDEBUG='stats=1'))
+    ok(r.returncode == 5 and 'wsr stats: init=1' in r.stderr,
+       'exit() from a G prints the WSRDEBUG=stats=1 line', r.stderr[-300:])
+
+    # -- --force replaces only a wsr database.
+    good = os.path.join(tmp, 'end-return')
+    gooddb = os.path.join(good, 'trace.db')
+    notdb = os.path.join(tmp, 'notes.txt')
+    open(notdb, 'w').write('precious\n')
+    r = ingest(wsr, good, notdb, '--force')
+    ok(r.returncode == 2 and 'is not a wsr database' in r.stderr and
+       open(notdb).read() == 'precious\n', '--force refuses to replace a text file', r.stderr)
+    other = os.path.join(tmp, 'other.db')
+    c = sqlite3.connect(other)
+    c.execute('CREATE TABLE t (x)')
+    c.commit()
+    c.close()
+    r = ingest(wsr, good, other, '--force')
+    ok(r.returncode == 2 and 'is not a wsr database' in r.stderr and
+       sqlite3.connect(other).execute("SELECT count(*) FROM sqlite_master WHERE name = 't'")
+       .fetchone()[0] == 1, '--force refuses to replace another SQLite database', r.stderr)
+    adir = os.path.join(tmp, 'adir')
+    os.mkdir(adir)
+    r = ingest(wsr, good, adir, '--force')
+    ok(r.returncode == 2 and os.path.isdir(adir), '--force refuses to replace a directory',
+       r.stderr)
+    r = ingest(wsr, good, gooddb, '--force')
+    ok(r.returncode == 0, '--force replaces a wsr database', r.stderr)
+
+    # -- a database without meta is refused by every reader.
+    for name, sql, needle in (('nometa', 'DROP TABLE meta', 'no meta table'),
+                              ('emptymeta', 'DELETE FROM meta', 'no schema_version')):
+        p = os.path.join(tmp, name + '.db')
+        shutil.copy(gooddb, p)
+        c = sqlite3.connect(p)
+        c.execute(sql)
+        c.commit()
+        c.close()
+        for cmd in (['report', p], ['check', p, '--fail-if', 'events < 0'], ['diff', p, gooddb]):
+            r = run([wsr] + cmd)
+            ok(r.returncode == 2 and needle in r.stderr,
+               'wsr %s on a database with %s: exit 2, "%s"' % (cmd[0], name, needle),
+               'exit %d: %s' % (r.returncode, r.stderr))
+
+    # -- a read-only output directory: a message that names it.
+    ro = os.path.join(tmp, 'ro')
+    os.mkdir(ro)
+    if os.geteuid() == 0:
+        cmd = ['unshare', '-m', 'sh', '-c', 'mount --bind -o ro "$0" "$0" && exec "$@"', ro,
+               wsr, 'ingest', good, '-o', os.path.join(ro, 'x.db'), '--quiet']
+    else:
+        os.chmod(ro, 0o555)
+        cmd = [wsr, 'ingest', good, '-o', os.path.join(ro, 'x.db'), '--quiet']
+    r = run(cmd)
+    ok(r.returncode == 1 and 'the directory %s is not writable' % ro in r.stderr and
+       'unable to open database' not in r.stderr,
+       'a read-only output directory: exit 1, the message names it', r.stderr)
+    os.chmod(ro, 0o755)
+
+    # -- a bigger trace for the kill and progress tests.
+    big = os.path.join(tmp, 'big')
+    r = wsr_run(wsr, big, [sim, '-p', '4', '-g', '200000', '-w', '3', '-t', '10'])
+    ok(r.returncode == 0, 'a bigger sim-emitter trace recorded', r.stderr[-300:])
+    # Progress on a terminal shows the phases after decoding.
+    import pty
+    mfd, sfd = pty.openpty()
+    p = subprocess.Popen([wsr, 'ingest', big, '-o', os.path.join(tmp, 'big-pty.db')],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=sfd)
+    os.close(sfd)
+    chunks = []
+    while True:
+        try:
+            b = os.read(mfd, 65536)
+        except OSError:
+            break
+        if not b:
+            break
+        chunks.append(b)
+    os.close(mfd)
+    p.wait()
+    tty = b''.join(chunks).decode(errors='replace')
+    ok(p.returncode == 0 and 'closing the intervals' in tty and 'building the indexes' in tty
+       and 'done.' in tty, 'the progress line on a terminal shows the finishing phases',
+       tty[-600:])
+
+    # -- kill -9 of wsr ingest leaves OUT.PID.tmp; the next ingest removes it.
+    kdb = os.path.join(tmp, 'killed.db')
+    p = subprocess.Popen([wsr, 'ingest', big, '-o', kdb, '--quiet'],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    got = wait_for(lambda: tmp_files(kdb) and os.path.getsize(tmp_files(kdb)[0]) > 0)
+    p.kill()
+    p.wait()
+    left = tmp_files(kdb)
+    ok(got and left, 'a killed ingest leaves its temporary file', left)
+    r = ingest(wsr, big, kdb)
+    ok(r.returncode == 0 and not tmp_files(kdb) and 'removed' in r.stderr,
+       'the next ingest to the same database removes it', (r.stderr, tmp_files(kdb)))
+    # ... but never the file of an ingest that lives (here stopped).
+    sdb = os.path.join(tmp, 'stopped.db')
+    a = subprocess.Popen([wsr, 'ingest', big, '-o', sdb, '--quiet'],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wait_for(lambda: tmp_files(sdb))
+    a.send_signal(signal.SIGSTOP)
+    live = tmp_files(sdb)
+    r = ingest(wsr, big, sdb)
+    ok(r.returncode == 0 and live and all(os.path.exists(f) for f in live),
+       'a concurrent ingest leaves a live ingest\'s temporary file alone', (r.stderr, live))
+    os.unlink(sdb)
+    a.send_signal(signal.SIGCONT)
+    _, aerr = a.communicate()
+    ok(a.returncode == 0 and os.path.exists(sdb) and not tmp_files(sdb),
+       'the stopped ingest then finishes its own database', aerr)
+
+    # -- diff warns when the runs are not alike.
+    p3 = os.path.join(tmp, 'p3')
+    wsr_run(wsr, p3, [sim, '-p', '3', '-g', '2000'])
+    ingest(wsr, p3, os.path.join(p3, 'trace.db'))
+    r = run([wsr, 'diff', gooddb, os.path.join(p3, 'trace.db')])
+    ok(r.returncode == 0 and 'warning: the runs are of different programs' in r.stderr and
+       'warning: the runs have different gomaxprocs' in r.stderr,
+       'wsr diff of two programs with different gomaxprocs warns of both', r.stderr)
+    r = run([wsr, 'diff', '--format', 'json', gooddb, os.path.join(p3, 'trace.db')])
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    ok(len(j.get('warnings', [])) == 2, 'wsr diff --format json lists the warnings', r.stdout[:300])
+    r = run([wsr, 'diff', gooddb, gooddb])
+    ok(r.returncode == 0 and 'warning' not in r.stderr, 'no warning for a run against itself',
+       r.stderr)
+
+    # -- every subcommand's --help lists every option of its getopt_long table.
+    tables = {}
+    for path in glob.glob(os.path.join(srcroot, 'analyzer', '*.c')) + \
+            glob.glob(os.path.join(srcroot, 'analyzer', 'record', '*.c')):
+        src = open(path).read()
+        for name, body in re.findall(r'static const struct option (\w+)_options\[\] = \{(.*?)\n\};',
+                                     src, re.S):
+            tables[name] = re.findall(r'\{"([a-z-]+)",', body)
+    ok(set(tables) >= {'run', 'ingest', 'report', 'check', 'diff'},
+       'each subcommand parses its options with getopt_long', sorted(tables))
+    for sub, opts in sorted(tables.items()):
+        r = run([wsr, sub, '--help'])
+        missing = [o for o in opts if '--' + o not in r.stdout]
+        ok(r.returncode == 0 and opts and not missing,
+           'wsr %s --help lists its %d options' % (sub, len(opts)), 'missing: %s' % missing)
+        r = run([wsr, sub, '--no-such-option'])
+        ok(r.returncode == 2 and "unknown option '--no-such-option'" in r.stderr,
+           'wsr %s: an unknown option is a usage error' % sub, r.stderr[:300])
+
+    # -- kill -9 of wsr run: no session, no program left.
+    def start_run(name):
+        p = subprocess.Popen([wsr, 'run', '--no-ingest', '--out', os.path.join(tmp, name), '--',
+                              endings, 'sleep', '60'], start_new_session=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        prog = wait_for(lambda: [c for c in children(p.pid)
+                                 if 'endings' in open('/proc/%d/cmdline' % c).read()
+                                 and alive(c)] if alive(p.pid) else None)
+        sess = wait_for(lambda: wsr_sessions(p.pid))
+        return p, prog[0] if prog else None, sess
+
+    p, prog, sess = start_run('k1')
+    ok(prog and sess, 'wsr run runs its program in a session', (prog, sess))
+    os.kill(p.pid, signal.SIGKILL)
+    _, perr = p.communicate()
+    gone = wait_for(lambda: not wsr_sessions(p.pid) and not (prog and alive(prog)))
+    ok(gone, 'after kill -9 of wsr run, its session and program are gone',
+       (wsr_sessions(p.pid), prog and alive(prog), perr))
+    # Killed with its watchdog (the whole process group): the next wsr run cleans up.
+    p, prog, sess = start_run('k2')
+    os.killpg(p.pid, signal.SIGKILL)
+    p.communicate()
+    ok(wait_for(lambda: not (prog and alive(prog))) and wsr_sessions(p.pid),
+       'kill -9 of the process group leaves the session', wsr_sessions(p.pid))
+    r = wsr_run(wsr, os.path.join(tmp, 'k3'), ['true'])
+    # (Any wsr run sweeps: another one on the machine may have come first.)
+    ok(not wsr_sessions(p.pid) and ('destroyed LTTng session wsr-%d-' % p.pid in r.stderr
+                                    or 'destroyed LTTng session' not in r.stderr),
+       'the next wsr run destroys the orphaned session', r.stderr[-500:])
+
+
 def decoded_events(trace):
     """babeltrace2's text lines of TRACE without the parts that differ between
     two recordings of the same deterministic run: time, delta, host, CPU, ids."""
@@ -632,6 +1033,10 @@ def main():
         elif case == 'bad-input':
             case_bad_input(wsr, sim, tmp)
             case_discarded(wsr, sim, tmp)
+        elif case == 'cut-stream':
+            case_cut_stream(wsr, sim, tmp)
+        elif case == 'cli':
+            case_cli(wsr, sim, sys.argv[4], sys.argv[5], tmp)
         elif case == 'gather':
             case_gather(wsr, sim, sys.argv[4], tmp)
         elif case == 'plugin':

@@ -4,7 +4,7 @@
  *
  * Invariants: after wsrtest_watchdog(secs, what), if the process is still
  *   alive secs seconds later, wsr__throw("watchdog: <what> hung") runs, which
- *   prints the dump and aborts. secs is scaled by WSR_TEST_TIMEOUT_MULTIPLIER.
+ *   prints the dump and exits 2. secs is scaled by WSR_TEST_TIMEOUT_MULTIPLIER.
  * Concurrency: the thread only sleeps, then throws; it touches no test state.
  */
 #ifndef WSR_TESTS_LIB_WATCHDOG_H

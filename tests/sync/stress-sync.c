@@ -2,7 +2,8 @@
  * stress-sync.c - heavy cases for the issue-3 runtime parts: the echo
  * server answering 1,000 concurrent connections from the load client (both
  * are the examples, run as processes), a select storm over shared channels,
- * close racing with senders, receivers and selects, and a contended mutex.
+ * partners freeing the channel a select just used, close racing with
+ * senders, receivers and selects, and a contended mutex.
  *
  * Invariants: each case runs under a watchdog (st_run, or st_fork's kill
  *   deadline for the processes); sizes scale with WSR_STRESS_SCALE; seeds
@@ -195,6 +196,129 @@ static int storm_main(void *arg)
 WSR_TEST_TIMEOUT(select_storm_conserves_values_p2, 120)
 {
 	st_run("select_storm_conserves_values_p2", 2, storm_main, NULL, 100);
+}
+
+/* ---- partners free the channel a select just used (issue 17) ----
+ * FP pairs. Each round the partner makes a fresh unbuffered channel, hands
+ * it to its selector over a persistent channel, completes one case of the
+ * selector's blocking select on it (a send or a receive; the select lists
+ * the fresh channel once or twice, beside a channel that never fires) and
+ * frees it as soon as its own call returns. Whether the selector parked
+ * first or found the partner waiting is up to the Ps; under ASan a select
+ * that touched the freed channel is a heap-use-after-free. Every third
+ * round the partner closes the channel instead; a close does not wait for
+ * the select to start (a send or receive pairs with it), so that partner
+ * frees the channel only once the selector says its select returned. */
+enum { FP = 4 };
+
+struct fpair {
+	wsr_chan *hand, *never, *ack;
+	long rounds;
+	_Atomic long got, want;
+};
+
+static wsr_waitgroup *fp_wg;
+
+static void fp_selector(void *arg)
+{
+	struct fpair *p = arg;
+	long r;
+
+	for (r = 0; r < p->rounds; r++) {
+		wsr_chan *c;
+		long in1 = 0, in2 = 0, out = r + 1, dummy = 0;
+		wsr_select_case cs[3];
+		int n = 2, k;
+
+		ASSERT_EQ(wsr_chan_recv(p->hand, &c), 1);
+		cs[0].c = p->never;
+		cs[0].dir = WSR_RECV;
+		cs[0].elem = &dummy;
+		cs[1].c = c;
+		cs[1].dir = r % 3 == 1 ? WSR_SEND : WSR_RECV;
+		cs[1].elem = r % 3 == 1 ? (void *)&out : (void *)&in1;
+		if (r % 2 == 0 && r % 3 != 1) {
+			cs[2].c = c; /* the same channel twice */
+			cs[2].dir = WSR_RECV;
+			cs[2].elem = &in2;
+			n = 3;
+		}
+		k = wsr_select(cs, n, 1);
+		ASSERT(k >= 1);
+		/* c may be freed already: only our own variables from here. */
+		if (r % 3 != 1 && cs[k].ok)
+			p->got += in1 + in2;
+		if (r % 3 == 2) {
+			ASSERT_EQ(cs[k].ok, 0);
+			ASSERT_EQ(wsr_chan_send(p->ack, &r), 0);
+		}
+	}
+	wsr_waitgroup_done(fp_wg);
+}
+
+static void fp_partner(void *arg)
+{
+	struct fpair *p = arg;
+	long r, v;
+
+	for (r = 0; r < p->rounds; r++) {
+		wsr_chan *c = wsr_chan_make(sizeof(long), 0);
+
+		ASSERT_EQ(wsr_chan_send(p->hand, &c), 0);
+		if (r % 3 == 1) {
+			ASSERT_EQ(wsr_chan_recv(c, &v), 1);
+			ASSERT_EQ(v, r + 1);
+		} else if (r % 3 == 2) {
+			wsr_chan_close(c);
+			ASSERT_EQ(wsr_chan_recv(p->ack, &v), 1);
+			ASSERT_EQ(v, r);
+		} else {
+			v = r + 1;
+			ASSERT_EQ(wsr_chan_send(c, &v), 0);
+			p->want += v;
+		}
+		wsr_chan_free(c);
+	}
+	wsr_waitgroup_done(fp_wg);
+}
+
+static int fp_main(void *arg)
+{
+	struct fpair ps[FP];
+	int i;
+
+	(void)arg;
+	fp_wg = wsr_waitgroup_make();
+	wsr_waitgroup_add(fp_wg, 2 * FP);
+	for (i = 0; i < FP; i++) {
+		ps[i].hand = wsr_chan_make(sizeof(wsr_chan *), 0);
+		ps[i].never = wsr_chan_make(sizeof(long), 0);
+		ps[i].ack = wsr_chan_make(sizeof(long), 0);
+		ps[i].rounds = 20000 * wsrtest_scale();
+		ps[i].got = ps[i].want = 0;
+		wsr_go(fp_selector, &ps[i]);
+		wsr_go(fp_partner, &ps[i]);
+	}
+	wsr_waitgroup_wait(fp_wg);
+	for (i = 0; i < FP; i++) {
+		ASSERT_EQ(ps[i].got, ps[i].want);
+		ASSERT_GT(ps[i].want, 0);
+		wsr_chan_free(ps[i].hand);
+		wsr_chan_free(ps[i].never);
+		wsr_chan_free(ps[i].ack);
+	}
+	wsr_waitgroup_free(fp_wg);
+	return 0;
+}
+
+WSR_TEST_TIMEOUT(select_partners_free_channels_p2, 120)
+{
+	st_run("select_partners_free_channels_p2", 2, fp_main, NULL, 100);
+}
+
+WSR_TEST_TIMEOUT(select_partners_free_channels_p8, 120)
+{
+	st_run("select_partners_free_channels_p8", 8, fp_main, NULL, 100);
 }
 
 /* Blocking selects paired with plain senders and receivers: each blocking

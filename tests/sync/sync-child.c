@@ -2,7 +2,9 @@
  * sync-child.c - the programs test-fatal.c runs as child processes, one per
  * scenario (argv[1]): deadlocks that must be reported, programs that block
  * only on a timer, an fd or a syscall (no report), deep recursion for the
- * stack-overflow and stacksize cases, and API misuse that must throw.
+ * stack-overflow and stacksize cases, API misuse that must be fatal (NULL
+ * handles included), and sends and receives on a NULL channel, which block
+ * for ever as in Go.
  *
  * A separate executable rather than a fork of the test process: the test
  * process already runs threads (LTTng-UST's listeners), and ThreadSanitizer
@@ -271,6 +273,83 @@ static int negative_wg_main(void *arg)
 	return 0;
 }
 
+/* ---- NULL handles: fatal at the call, as Go's nil func, nil channel
+ * close, nil *sync.Mutex and nil *sync.WaitGroup are ---- */
+
+static void never_g(void *arg)
+{
+	(void)arg;
+	printf("the nil G ran\n");
+}
+
+static int go_nil_main(void *arg)
+{
+	int i;
+
+	(void)arg;
+	wsr_go((void (*)(void *))NULL, NULL);
+	/* Before the fix the spawn "worked" and the G died later, or never ran. */
+	wsr_go(never_g, NULL);
+	for (i = 0; i < 10; i++)
+		wsr_yield();
+	printf("after wsr_go(NULL)\n");
+	return 0;
+}
+
+static int close_nil_main(void *arg)
+{
+	(void)arg;
+	wsr_chan_close(NULL);
+	printf("after close\n");
+	return 0;
+}
+
+static int mutex_nil_main(void *arg)
+{
+	(void)arg;
+	wsr_mutex_lock(NULL);
+	printf("after lock\n");
+	return 0;
+}
+
+static int waitgroup_nil_main(void *arg)
+{
+	(void)arg;
+	wsr_waitgroup_add(NULL, 1);
+	printf("after add\n");
+	return 0;
+}
+
+/* A nil channel blocks for ever (Go): alone, main is a deadlock. */
+static int send_nil_main(void *arg)
+{
+	int v = 1;
+
+	(void)arg;
+	wsr_chan_send(NULL, &v);
+	printf("after send\n");
+	return 0;
+}
+
+static void recv_nil_g(void *arg)
+{
+	int v;
+
+	(void)arg;
+	wsr_chan_recv(NULL, &v);
+	printf("after recv\n");
+}
+
+/* ... and not while another G can still run: main sleeps, then returns. */
+static int recv_nil_other_main(void *arg)
+{
+	(void)arg;
+	wsr_go(recv_nil_g, NULL);
+	wsr_sleep_ns(20000000);
+	printf("woke\n");
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void *);
@@ -286,6 +365,12 @@ static const struct {
 	{"close_twice", close_twice_main},
 	{"unlock_unlocked", unlock_unlocked_main},
 	{"negative_wg", negative_wg_main},
+	{"go_nil", go_nil_main},
+	{"close_nil", close_nil_main},
+	{"mutex_nil", mutex_nil_main},
+	{"waitgroup_nil", waitgroup_nil_main},
+	{"send_nil", send_nil_main},
+	{"recv_nil_other", recv_nil_other_main},
 };
 
 int main(int argc, char **argv)

@@ -6,7 +6,7 @@
  * Invariants:
  *   - st_run() arms a watchdog thread before wsr_main: if the runtime has not
  *     returned after the given seconds it calls wsr__throw("watchdog: NAME
- *     hung"), which prints the G/M/P dump and aborts, so a hang is a failure
+ *     hung"), which prints the G/M/P dump and exits 2, so a hang is a failure
  *     with a diagnosis rather than a bare SIGALRM. The watchdog fires before
  *     the harness alarm (keep secs below the case timeout).
  *   - st_fork() runs fn in a plain fork: fine for code that starts no

@@ -534,3 +534,114 @@ WSR_TEST_TIMEOUT(select_vs_select_pairs_up, 30)
 {
 	st_run("select_vs_select_pairs_up", 2, selpair_main, NULL, 25);
 }
+
+/* ---- freeing a channel right after a select on it completed ----
+ * (issue 17). Once a G's operation on c has returned, the select it paired
+ * with no longer refers to c: the partner may free c at once. At P=1 the
+ * order is fixed: the select G parks, main completes the case (the select G
+ * goes to runnext), frees the channel and yields to it. Before the fix the
+ * woken G re-locked the freed channel (ASan: heap-use-after-free; glibc:
+ * the freed lock word is non-zero and the G waits on it for ever). */
+enum selfree_how { SF_RECV_FROM_SEND, SF_SEND_TO_DUP_RECV, SF_CLOSE, SF_TWO_CHANS };
+
+struct selfree {
+	enum selfree_how how;
+	wsr_chan *c, *d;
+	_Atomic int parked, fired, ok;
+	int got;
+};
+
+static void sf_select(void *arg)
+{
+	struct selfree *s = arg;
+	int v = 42, w1 = 0, w2 = 0, k;
+	wsr_select_case one = {s->c, WSR_SEND, &v, 0};
+	/* The same channel twice (Go allows it): only one case fires, and the
+	 * other's sudog must not stay on the channel after the partner is done. */
+	wsr_select_case dup[2] = {{s->c, WSR_RECV, &w1, 0}, {s->c, WSR_RECV, &w2, 0}};
+	wsr_select_case two[2] = {{s->d, WSR_RECV, &w1, 0}, {s->c, WSR_SEND, &v, 0}};
+
+	s->parked = 1;
+	switch (s->how) {
+	case SF_RECV_FROM_SEND:
+		k = wsr_select(&one, 1, 1);
+		s->ok = one.ok;
+		break;
+	case SF_SEND_TO_DUP_RECV:
+		k = wsr_select(dup, 2, 1);
+		s->ok = dup[k].ok;
+		s->got = w1 + w2;
+		break;
+	case SF_CLOSE:
+		one.dir = WSR_RECV;
+		one.elem = &w1;
+		k = wsr_select(&one, 1, 1);
+		s->ok = one.ok;
+		break;
+	default:
+		k = wsr_select(two, 2, 1);
+		s->ok = two[k].ok;
+		break;
+	}
+	s->fired = k;
+}
+
+static int selfree_main(void *arg)
+{
+	struct selfree s = {(enum selfree_how)(intptr_t)arg, wsr_chan_make(sizeof(int), 0),
+			    wsr_chan_make(sizeof(int), 0), 0, -1, -1, 0};
+	int v = 0, i;
+
+	wsr_go(sf_select, &s);
+	/* At P=1 the select G runs (and parks) at main's first yield. */
+	while (!s.parked)
+		wsr_yield();
+	switch (s.how) {
+	case SF_RECV_FROM_SEND:
+	case SF_TWO_CHANS:
+		ASSERT_EQ(wsr_chan_recv(s.c, &v), 1);
+		ASSERT_EQ(v, 42);
+		break;
+	case SF_SEND_TO_DUP_RECV:
+		v = 7;
+		ASSERT_EQ(wsr_chan_send(s.c, &v), 0);
+		break;
+	case SF_CLOSE:
+		wsr_chan_close(s.c);
+		break;
+	}
+	/* Our operation returned: the select is done with c. */
+	wsr_chan_free(s.c);
+	for (i = 0; i < 100 && s.fired < 0; i++)
+		wsr_yield();
+	ASSERT_EQ(s.fired, s.how == SF_TWO_CHANS ? 1 : 0);
+	ASSERT_EQ(s.ok, s.how == SF_CLOSE ? 0 : 1);
+	if (s.how == SF_SEND_TO_DUP_RECV)
+		ASSERT_EQ(s.got, 7);
+	/* The other channel of a select is free to go once it has returned. */
+	wsr_chan_free(s.d);
+	return 0;
+}
+
+WSR_TEST_TIMEOUT(select_partner_frees_chan_after_send_case_p1, 30)
+{
+	st_run("select_partner_frees_chan_after_send_case_p1", 1, selfree_main,
+	       (void *)(intptr_t)SF_RECV_FROM_SEND, 10);
+}
+
+WSR_TEST_TIMEOUT(select_partner_frees_chan_after_dup_recv_cases_p1, 30)
+{
+	st_run("select_partner_frees_chan_after_dup_recv_cases_p1", 1, selfree_main,
+	       (void *)(intptr_t)SF_SEND_TO_DUP_RECV, 10);
+}
+
+WSR_TEST_TIMEOUT(select_closer_frees_chan_p1, 30)
+{
+	st_run("select_closer_frees_chan_p1", 1, selfree_main, (void *)(intptr_t)SF_CLOSE, 10);
+}
+
+WSR_TEST_TIMEOUT(select_partner_frees_one_of_two_chans_p1, 30)
+{
+	st_run("select_partner_frees_one_of_two_chans_p1", 1, selfree_main,
+	       (void *)(intptr_t)SF_TWO_CHANS, 10);
+}

@@ -5,7 +5,10 @@
  * reason) and only when nothing can wake anyone (not while a G sleeps,
  * waits on I/O, or is in a syscall); the stack-overflow report naming the G
  * and its stack size; WSRDEBUG=stacksize and wsr_set_stack_size; API misuse
- * that throws with the function's name.
+ * (NULL handles included) that is fatal with the function's name; a NULL
+ * channel blocking for ever. Every fatal error exits 2, as Go's do, and
+ * with WSRTRACEBACK=crash aborts instead (SIGABRT, a core dump if allowed),
+ * as with Go's GOTRACEBACK=crash.
  *
  * Invariants: children run with a fixed WSRMAXPROCS and a kill deadline
  *   (st_exec); the test process never starts the runtime itself.
@@ -24,8 +27,10 @@
 
 #define DEADLOCK_MSG "wsr: all goroutines are asleep - deadlock!"
 
-/* Runs "sync-child SCENARIO [ARG]" (next to this executable). */
-static void run(struct st_child *r, const char *scenario, const char *procs, const char *debug)
+/* Runs "sync-child SCENARIO [ARG]" (next to this executable), with
+ * WSRTRACEBACK set to traceback (NULL: unset). */
+static void run_tb(struct st_child *r, const char *scenario, const char *procs, const char *debug,
+		   const char *traceback)
 {
 	char self[PATH_MAX], child[PATH_MAX + 16], sc[64], *arg;
 	char *argv[4];
@@ -47,7 +52,16 @@ static void run(struct st_child *r, const char *scenario, const char *procs, con
 		setenv("WSRDEBUG", debug, 1);
 	else
 		unsetenv("WSRDEBUG");
+	if (traceback != NULL)
+		setenv("WSRTRACEBACK", traceback, 1);
+	else
+		unsetenv("WSRTRACEBACK");
 	st_exec(r, argv, 20);
+}
+
+static void run(struct st_child *r, const char *scenario, const char *procs, const char *debug)
+{
+	run_tb(r, scenario, procs, debug, NULL);
 }
 
 #define ASSERT_HAS(hay, needle)                                                 \
@@ -161,13 +175,13 @@ WSR_TEST_TIMEOUT(stack_overflow_is_reported, 30)
 		return;
 	}
 	run(&r, "deep 100000", "2", "stacksize=65536"); /* 100 MB deep */
-	ASSERT_EQ(st_code(&r), -SIGABRT);
+	ASSERT_EQ(st_code(&r), 2);
 	ASSERT_HAS(r.err, "stack overflow in goroutine 2");
 	ASSERT_HAS(r.err, "stack size 65536");
 	st_child_free(&r);
 	/* The default size, at P=1. */
 	run(&r, "deep 100000", "1", NULL);
-	ASSERT_EQ(st_code(&r), -SIGABRT);
+	ASSERT_EQ(st_code(&r), 2);
 	ASSERT_HAS(r.err, "stack overflow in goroutine 2");
 	ASSERT_HAS(r.err, "stack size 262144");
 	st_child_free(&r);
@@ -186,7 +200,7 @@ WSR_TEST_TIMEOUT(wsrdebug_stacksize_is_used, 30)
 	if (no_overflow_report() == NULL) {
 		/* The same depth overflows the default 256 KiB. */
 		run(&r, "deep 1500", "2", NULL);
-		ASSERT_EQ(st_code(&r), -SIGABRT);
+		ASSERT_EQ(st_code(&r), 2);
 		ASSERT_HAS(r.err, "stack overflow in goroutine 2");
 		st_child_free(&r);
 	}
@@ -208,15 +222,78 @@ WSR_TEST_TIMEOUT(misuse_throws, 30)
 	struct st_child r;
 
 	run(&r, "close_twice", "1", NULL);
-	ASSERT_EQ(st_code(&r), -SIGABRT);
+	ASSERT_EQ(st_code(&r), 2);
 	ASSERT_HAS(r.err, "wsr: fatal error: chan_close: close of closed channel");
 	st_child_free(&r);
 	run(&r, "unlock_unlocked", "1", NULL);
-	ASSERT_EQ(st_code(&r), -SIGABRT);
+	ASSERT_EQ(st_code(&r), 2);
 	ASSERT_HAS(r.err, "wsr: fatal error: mutex_unlock: unlock of unlocked mutex");
 	st_child_free(&r);
 	run(&r, "negative_wg", "1", NULL);
-	ASSERT_EQ(st_code(&r), -SIGABRT);
+	ASSERT_EQ(st_code(&r), 2);
 	ASSERT_HAS(r.err, "wsr: fatal error: waitgroup_add: negative counter");
+	st_child_free(&r);
+}
+
+/* Fatal at the call, not later (wsr_go(NULL) used to crash inside the new
+ * G, or never, and exit 0) and not with a bare SIGSEGV. */
+static void check_fatal(const char *scenario, const char *msg)
+{
+	struct st_child r;
+
+	run(&r, scenario, "1", NULL);
+	ASSERT_EQ(st_code(&r), 2);
+	ASSERT_HAS(r.err, msg);
+	ASSERT_HAS(r.err, "goroutine 1 [running]");
+	ASSERT_HASNT(r.out, "after");
+	ASSERT_HASNT(r.out, "nil G ran");
+	st_child_free(&r);
+}
+
+WSR_TEST_TIMEOUT(nil_handles_are_fatal, 30)
+{
+	check_fatal("go_nil", "wsr: fatal error: wsr_go: go of nil func value");
+	check_fatal("close_nil", "wsr: fatal error: chan_close: close of nil channel");
+	check_fatal("mutex_nil", "wsr: fatal error: mutex_lock: nil mutex");
+	check_fatal("waitgroup_nil", "wsr: fatal error: waitgroup_add: nil waitgroup");
+}
+
+WSR_TEST_TIMEOUT(nil_channel_blocks_for_ever, 30)
+{
+	struct st_child r;
+
+	run(&r, "send_nil", "1", NULL);
+	ASSERT_EQ(st_code(&r), 2);
+	ASSERT_HAS(r.err, DEADLOCK_MSG);
+	ASSERT_HAS(r.err, "goroutine 1 [chan send/receive] (main)");
+	ASSERT_HASNT(r.out, "after");
+	st_child_free(&r);
+	check_no_deadlock("recv_nil_other", "1");
+	check_no_deadlock("recv_nil_other", "2");
+}
+
+/* WSRTRACEBACK=crash (Go's GOTRACEBACK=crash): the same report, then
+ * abort() for a core dump; every fatal path honours it. */
+WSR_TEST_TIMEOUT(traceback_crash_aborts, 30)
+{
+	struct st_child r;
+
+	run_tb(&r, "close_twice", "1", NULL, "crash");
+	ASSERT_EQ(st_code(&r), -SIGABRT);
+	ASSERT_HAS(r.err, "wsr: fatal error: chan_close: close of closed channel");
+	st_child_free(&r);
+	run_tb(&r, "dl_recv", "1", NULL, "crash");
+	ASSERT_EQ(st_code(&r), -SIGABRT);
+	ASSERT_HAS(r.err, DEADLOCK_MSG);
+	st_child_free(&r);
+	if (no_overflow_report() == NULL) {
+		run_tb(&r, "deep 100000", "1", NULL, "crash");
+		ASSERT_EQ(st_code(&r), -SIGABRT);
+		ASSERT_HAS(r.err, "stack overflow in goroutine 2");
+		st_child_free(&r);
+	}
+	/* Any other value is Go's default: exit 2. */
+	run_tb(&r, "close_twice", "1", NULL, "single");
+	ASSERT_EQ(st_code(&r), 2);
 	st_child_free(&r);
 }

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -499,6 +500,73 @@ static int syscall_many_main(void *arg)
 WSR_TEST_TIMEOUT(many_short_syscalls_p2, 30)
 {
 	st_run("many_short_syscalls_p2", 2, syscall_many_main, NULL, 25);
+}
+
+/* ---- a G making back-to-back short calls (Go: TestPreemptionAfterSyscall,
+ * issue 28701) ----
+ * At P=1 a G loops on 10 us wsr_syscall_enter/exit calls, always back on
+ * its P before sysmon looks twice at the same call. Its time slice still
+ * ends: sysmon must retake the P once the G has held it for a slice (10 ms)
+ * however many calls it made, so that main, sleeping 1 ms at a time, keeps
+ * getting the P. The hog stops as soon as main has run SC_MAIN_RUNS times,
+ * or after SC_HOG_CALLS calls (at least 4 s of calls). With the fix main
+ * ran 20 times within 1,700 to 26,000 calls here (0.2 to 0.3 s). Before it,
+ * on a quiet machine, each 1 ms sleep took 0.6 to 2.7 s (issue 17); on a
+ * loaded one the kernel's preemption of the hog's thread in mid-call also
+ * let sysmon retake the P (mean sleep 2.8 to 64 ms at load 10 on 2 CPUs),
+ * so this case could pass there. The rule itself is checked look by look,
+ * deterministically, in tests/unit/test-sysmon.c. */
+#define SC_HOG_CALLS 400000
+#define SC_MAIN_RUNS 20
+
+struct sc_hog {
+	_Atomic long mainruns, calls;
+	_Atomic int done;
+};
+
+/* A 10 us call that keeps its thread on the CPU (so that, on a quiet
+ * machine, no call lasts long enough for sysmon to see it twice). */
+static void sc_busy_call(void)
+{
+	int64_t end = mono_ns() + 10000;
+
+	while (mono_ns() < end)
+		;
+}
+
+static void sc_hog_g(void *arg)
+{
+	struct sc_hog *h = arg;
+	long i;
+
+	for (i = 0; i < SC_HOG_CALLS && h->mainruns < SC_MAIN_RUNS; i++) {
+		wsr_syscall_enter();
+		sc_busy_call();
+		wsr_syscall_exit();
+	}
+	h->calls = i;
+	h->done = 1;
+}
+
+static int sc_hog_main(void *arg)
+{
+	struct sc_hog h = {0, 0, 0};
+
+	(void)arg;
+	wsr_go(sc_hog_g, &h);
+	while (!h.done) {
+		wsr_sleep_ns(1000000);
+		h.mainruns++;
+	}
+	printf("# main ran %ld times while the hog made %ld calls\n", (long)h.mainruns,
+	       (long)h.calls);
+	ASSERT_GE(h.mainruns, SC_MAIN_RUNS);
+	return 0;
+}
+
+WSR_TEST_TIMEOUT(short_syscalls_do_not_keep_the_p_p1, 30)
+{
+	st_run("short_syscalls_do_not_keep_the_p_p1", 1, sc_hog_main, NULL, 25);
 }
 
 /* ---- 10,000 sleepers ---- */
