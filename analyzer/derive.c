@@ -931,6 +931,20 @@ static int p_known(struct derive *dv, int p, int64_t ts, struct wsr_err *err)
 	return 0;
 }
 
+/* A G still "running" on M m's P p when M m loses p lost its g_stop (an
+ * M gives up its P only after its G stopped or entered a call). */
+static int m_loses_p(struct derive *dv, int m, int p, int64_t ts, struct wsr_err *err)
+{
+	struct gs *o;
+
+	if (m < 0 || dv->ms[m].curg == 0)
+		return 0;
+	o = g_find(dv, dv->ms[m].curg);
+	if (o != NULL && o->state == GS_RUNNING && o->m == m && o->p == p)
+		return g_lose(dv, o, ts, err);
+	return 0;
+}
+
 /* M m holds P p from ts on (both known). */
 static int assoc(struct derive *dv, int m, int p, int64_t ts, struct wsr_err *err)
 {
@@ -942,6 +956,8 @@ static int assoc(struct derive *dv, int m, int p, int64_t ts, struct wsr_err *er
 	M->parked = false;
 	if (M->p >= 0 && M->p != p) {
 		int op = M->p;
+		if (m_loses_p(dv, m, op, ts, err) < 0)
+			return -1;
 		if (dv->ps[op].holder == m)
 			dv->ps[op].holder = -1;
 		M->p = p;
@@ -950,6 +966,8 @@ static int assoc(struct derive *dv, int m, int p, int64_t ts, struct wsr_err *er
 	}
 	if (P->holder >= 0 && P->holder != m) {
 		int om = P->holder;
+		if (m_loses_p(dv, om, p, ts, err) < 0)
+			return -1;
 		if (dv->ms[om].p == p)
 			dv->ms[om].p = -1;
 		P->holder = m;
@@ -966,6 +984,8 @@ static int assoc(struct derive *dv, int m, int p, int64_t ts, struct wsr_err *er
 /* M m no longer holds P p (if it did). */
 static int release(struct derive *dv, int m, int p, int64_t ts, struct wsr_err *err)
 {
+	if (m >= 0 && dv->ms[m].p == p && m_loses_p(dv, m, p, ts, err) < 0)
+		return -1;
 	if (m >= 0 && dv->ms[m].p == p) {
 		dv->ms[m].p = -1;
 		if (m_set(dv, m, ts, err) < 0)

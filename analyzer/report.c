@@ -265,6 +265,11 @@ static int print_discarded(struct report *r, FILE *f, bool md, struct wsr_err *e
 		err_push(err, "sqlite: %s", sqlite3_errmsg(r->db));
 		return -1;
 	}
+	/* The first 20 places; the JSON report and the table hold them all. */
+	if (r->m->discarded_ranges > 20)
+		fprintf(f, "%s... and %" PRId64 " more (every place: the JSON report, or SELECT * FROM "
+			   "discarded)\n",
+			md ? "- " : "  ", r->m->discarded_ranges - 20);
 	return 0;
 }
 

@@ -96,6 +96,10 @@ static void stats_at_exit(void)
 	 * racily (relaxed atomics), as schedtrace reads them. */
 	if (load_relaxed(&stats_live) == 0)
 		return;
+	/* sysmon would go on emitting schedtrace (and retake, preempt) events
+	 * that LTTng records until its own destructor runs, after the line:
+	 * stop it first, so the line counts them. */
+	wsr__sysmon_stop();
 	wsr__lock(&wsr__sched.lock);
 	wsr__stats_print();
 	wsr__unlock(&wsr__sched.lock);

@@ -633,6 +633,27 @@ WSR_TEST(derive_schedtrace_unpark_never_emitted)
 		  0);
 }
 
+/* Losses: an M whose P is handed to another M (here by sysmon, after a
+ * syscall_enter that was lost) no longer runs the G it ran on that P. */
+WSR_TEST(derive_lost_g_stop_p_handed_off)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(1), I(256));
+	EV(EV_G_CREATE, 110, 0, 0, I(1), I(0));
+	EV(EV_RUNQPUT, 111, 0, 0, I(1), I(0), I(0), I(1));
+	EV(EV_G_RUN, 120, 0, 0, I(1), I(WSR_SOURCE_LOCAL), I(0));
+	/* lost: G1's syscall_enter */
+	EV(EV_RETAKE, 130, 0, 0, I(1), I(20));
+	EV(EV_HANDOFF, 131, 0, 0, I(1), I(1));
+	finish();
+	ASSERT_EQ(q1("SELECT end_ts FROM g_state WHERE g = 1 AND state = 'running'"), 130);
+	ASSERT_EQ(q1("SELECT cut FROM g_state WHERE g = 1 AND state = 'running'"), 1);
+	ASSERT_EQ(q1("SELECT count(*) FROM g_state a JOIN m_state b ON a.m = b.m AND "
+		     "a.state = 'running' AND b.state != 'running' AND a.start_ts < b.end_ts "
+		     "AND b.start_ts < a.end_ts"),
+		  0);
+}
+
 /*
  * The work/span DAG (analyzer/dag.c), built by derive_finish(). Times are
  * exact, so every figure is too. G1 (main) on P0 spawns G2 at 200 and G3
