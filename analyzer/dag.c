@@ -26,8 +26,9 @@
  *     rest of the delay is queueing behind other work with every P busy,
  *     which T1/P already accounts for. (With the whole delay as burden, the
  *     burdened span is T_P by construction on the path that ends last, and
- *     says nothing: measured on the validation programs.) The continuation
- *     into a segment that a G woke carries no burden: the wake edge does.
+ *     says nothing: measured on the validation programs; meta keeps that
+ *     figure as delayed_span_ms.) The continuation into a segment that a G
+ *     woke carries no burden: the wake edge does.
  *   - external waits: for a continuation into a segment that no G woke, the
  *     time from the source strand's end to the G being runnable again (a
  *     sleep, a blocking call, a wait that a runtime thread ended): the DAG
@@ -111,14 +112,15 @@ struct split {
 struct strand {
 	int64_t start, end;
 	int32_t gi, seg, rank, pred;
-	int64_t in, bin; /* longest path weights arriving at its start */
-	uint8_t ends;    /* E_SPAWN / E_WAKE: a split; E_CONT: the segment's end */
+	int64_t in, bin, din; /* longest path weights arriving at its start */
+	uint8_t ends;         /* E_SPAWN / E_WAKE: a split; E_CONT: the segment's end */
 	bool critical;
 };
 
 struct edge {
 	int32_t src, dst;
 	int64_t ts, delay, burden;
+	int64_t wait; /* the whole scheduling delay (delayed span) */
 	uint8_t kind, rel;
 	bool stolen;
 };
@@ -552,6 +554,7 @@ static int build(struct dag *d, struct wsr_err *err)
 		if (e == NULL)
 			return -1;
 		e->burden = unbusy(d, p->ts, d->st[e->dst].start);
+		e->wait = e->delay;
 		e->stolen = d->segs[tseg].stolen;
 		if (p->kind == E_WAKE) {
 			const struct gnode *w = &d->gs[from->gi], *v = &d->gs[ti];
@@ -580,6 +583,7 @@ static int build(struct dag *d, struct wsr_err *err)
 			e->stolen = nx->stolen;
 			if (!nx->woken) {
 				e->burden = unbusy(d, nx->ready_ts, nx->start);
+				e->wait = nx->start - nx->ready_ts;
 				d->external += nx->ready_ts - sg->end;
 			}
 		}
@@ -652,7 +656,7 @@ static int longest(struct dag *d, int32_t *last, struct wsr_err *err)
 	for (int32_t r = 0; r < d->nst; r++) {
 		sorted[r] = d->st[d->order[r]];
 		sorted[r].pred = -1;
-		sorted[r].in = sorted[r].bin = 0;
+		sorted[r].in = sorted[r].bin = sorted[r].din = 0;
 	}
 	free(d->st);
 	d->st = sorted;
@@ -664,7 +668,7 @@ static int longest(struct dag *d, int32_t *last, struct wsr_err *err)
 	for (int32_t r = 0; r < d->nst; r++) {
 		struct strand *s = &d->st[r];
 		int64_t w = s->end - s->start;
-		int64_t fin = s->in + w, bfin = s->bin + w;
+		int64_t fin = s->in + w, bfin = s->bin + w, dfin = s->din + w;
 		if (fin > best) {
 			best = fin;
 			*last = r;
@@ -678,6 +682,8 @@ static int longest(struct dag *d, int32_t *last, struct wsr_err *err)
 			}
 			if (bfin + e->burden > t->bin)
 				t->bin = bfin + e->burden;
+			if (dfin + e->wait > t->din)
+				t->din = dfin + e->wait;
 		}
 	}
 	for (int32_t r = *last; r >= 0; r = d->st[r].pred)
@@ -812,7 +818,8 @@ static int peak_stacks(const struct dag *d, int64_t *peak, struct wsr_err *err)
 
 static int write_meta(struct dag *d, int32_t last, struct wsr_err *err)
 {
-	int64_t work = 0, span = 0, bspan = 0, first = 0, end = 0, procs = 0, critical = 0;
+	int64_t work = 0, span = 0, bspan = 0, dspan = 0, first = 0, end = 0, procs = 0;
+	int64_t critical = 0;
 	int64_t spawns = 0, wakes = 0, rel[4] = {0, 0, 0, 0}, roots = 0, stacks = 0;
 
 	if (peak_stacks(d, &stacks, err) < 0)
@@ -834,6 +841,8 @@ static int write_meta(struct dag *d, int32_t last, struct wsr_err *err)
 		work += s->end - s->start;
 		if (s->bin + (s->end - s->start) > bspan)
 			bspan = s->bin + (s->end - s->start);
+		if (s->din + (s->end - s->start) > dspan)
+			dspan = s->din + (s->end - s->start);
 		if (r == 0 || s->start < first)
 			first = s->start;
 		if (r == 0 || s->end > end)
@@ -866,6 +875,7 @@ static int write_meta(struct dag *d, int32_t last, struct wsr_err *err)
 		{"lower_bound_ms", lower},
 		{"greedy_bound_ms", greedy},
 		{"burdened_bound_ms", t1 / p + tb},
+		{"delayed_span_ms", (double)dspan / ms},
 		{"external_wait_ms", (double)d->external / ms},
 		{"bound_position", greedy > lower ? (tp - lower) / (greedy - lower) : 0},
 		{"span_strands", work > 0 ? (double)span * (double)d->nst / (double)work : 0},

@@ -718,6 +718,8 @@ WSR_TEST(dag_fork_join_exact)
 	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'span_ms'"), 1120);
 	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'burdened_span_ms'"), 1270);
 	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'observed_ms'"), 1270);
+	/* Whole delays: G2's spawn 120, the wake 30 -> 70 + 120 + 980 + 30 + 70. */
+	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'delayed_span_ms'"), 1270);
 	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'lower_bound_ms'"), 1120);
 	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'greedy_bound_ms'"), 920 + 1120);
 	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'external_wait_ms'"), 0);

@@ -127,7 +127,9 @@ def check_shape(wsr, prog, procs, shape, args, spawns, fully, strict, tmp):
        m)
     ok(m['observed_ms'] + 1e-9 >= m['lower_bound_ms'],
        '%s: observed_ms >= max(T1/P, T_inf)' % shape, (m['observed_ms'], m['lower_bound_ms']))
-    ok(m['burdened_span_ms'] + 1e-9 >= m['span_ms'], '%s: burdened span >= span' % shape)
+    ok(m['delayed_span_ms'] + 1e-9 >= m['burdened_span_ms'] + 1e-9 >= m['span_ms'],
+       '%s: delayed span >= burdened span >= span' % shape,
+       (m['delayed_span_ms'], m['burdened_span_ms'], m['span_ms']))
     # Every strand but the first has an enabling edge, so every instant is
     # busy (<= T1/P in all) or on the last strand's chain (dag.c).
     ok(m['dag_roots'] == 1 and m['dag_unplaced'] == 0, '%s: one root, every event placed'
