@@ -392,8 +392,14 @@ int cmd_diff(int argc, char **argv)
 		if (!json && !md && lossy)
 			printf("%-26s (* events were lost in one of the runs: approximate)\n", "");
 	}
+	/* Work inflation T1(new) / T1(base) (docs/workspan.md): base at P = 1. */
+	double w0 = m[0]->ws.work_ms, w1 = m[1]->ws.work_ms;
+	bool infl = m[0]->ws.present && m[1]->ws.present && w0 > 0;
 	if (json)
-		printf("\n  }\n}\n");
+		printf("\n  },\n  \"work_inflation\": %.17g\n}\n", infl ? w1 / w0 : 0.0);
+	else if (infl)
+		printf("%swork inflation T1(new)/T1(base) = %.4f (P = %d -> %d)\n", md ? "\n" : "",
+		       w1 / w0, m[0]->ws.procs, m[1]->ws.procs);
 	ret = 0;
 out:
 	for (int k = 0; k < 2; k++) {

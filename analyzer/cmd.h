@@ -14,5 +14,6 @@ int cmd_ingest(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_scale(int argc, char **argv);
 
 #endif /* WSR_ANALYZER_CMD_H */

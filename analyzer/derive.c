@@ -51,6 +51,7 @@
 
 #include <sqlite3.h>
 
+#include "dag.h"
 #include "db.h"
 #include "derive.h"
 #include "schedcheck.h"
@@ -2426,7 +2427,8 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 	for (size_t k = 0; k < sizeof(texts) / sizeof(texts[0]); k++)
 		if (texts[k].v[0] != '\0' && db_meta_text(dv->db, texts[k].k, texts[k].v, err) < 0)
 			return -1;
-	if (flush_all(dv, err) < 0)
+	if (flush_all(dv, err) < 0 || latency_meta(dv, err) < 0)
 		return -1;
-	return latency_meta(dv, err);
+	/* The work/span DAG reads the g and g_state rows flushed above. */
+	return dag_build(dv->db, err);
 }

@@ -54,6 +54,16 @@ const struct metric_info metric_list[] = {
 	{"imbalance_pct", "busiest minus least busy P running %, points", true},
 	{"idle_while_global_pct", "time some P was idle while the global queue held work, %", true},
 	{"idle_while_runnable_pct", "time some P was idle while a G was runnable, %", true},
+	/* Work and span of the recorded DAG (dag.c, docs/workspan.md). */
+	{"work_ms", "T1: running time of every strand of the DAG, ms", true},
+	{"span_ms", "T_inf: longest path of the DAG weighted by running time, ms", true},
+	{"parallelism", "T1 / T_inf", true},
+	{"burdened_span_ms", "longest path plus the scheduling delay measured on each edge, ms", true},
+	{"burdened_parallelism", "T1 / burdened span", true},
+	{"observed_ms", "T_P: first strand's start to last strand's end, ms", true},
+	{"lower_bound_ms", "max(T1/P, T_inf), ms", true},
+	{"greedy_bound_ms", "T1/P + T_inf (Graham, Brent), ms", true},
+	{"bound_position", "where T_P falls: 0 at the lower bound, 1 at the greedy bound", true},
 };
 const int metric_count = (int)(sizeof(metric_list) / sizeof(metric_list[0]));
 
@@ -116,6 +126,15 @@ int metric_value(const struct metrics *m, const char *name, double *v)
 		 pct((double)m->idle_while_global_ns, (double)m->duration_ns)},
 		{"idle_while_runnable_pct",
 		 pct((double)m->idle_while_runnable_ns, (double)m->duration_ns)},
+		{"work_ms", m->ws.work_ms},
+		{"span_ms", m->ws.span_ms},
+		{"parallelism", m->ws.parallelism},
+		{"burdened_span_ms", m->ws.burdened_span_ms},
+		{"burdened_parallelism", m->ws.burdened_parallelism},
+		{"observed_ms", m->ws.observed_ms},
+		{"lower_bound_ms", m->ws.lower_bound_ms},
+		{"greedy_bound_ms", m->ws.greedy_bound_ms},
+		{"bound_position", m->ws.bound_position},
 	};
 
 	for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++) {
@@ -187,6 +206,7 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 	m->idle_while_runnable_ns = meta_i(db, "idle_while_runnable_ns", 0);
 	m->spins_found = meta_i(db, "spins_found", 0);
 	m->schedtrace_interval_ns = meta_i(db, "schedtrace_interval_ns", 1000000);
+	dag_figures_load(db, &m->ws);
 
 	/* Ps. */
 	/* runs: every g_run; schedticks: those with inherit = 0. */

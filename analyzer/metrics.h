@@ -19,6 +19,7 @@
 
 #include <sqlite3.h>
 
+#include "dag.h"
 #include "err.h"
 
 #define METRICS_MAX_P 256
@@ -43,6 +44,7 @@ struct metrics {
 	int64_t spin_ns, spins, spins_found, spins_empty;
 	int64_t idle_while_global_ns, idle_while_runnable_ns;
 	int64_t schedtrace_interval_ns;
+	struct dag_figures ws; /* work, span and the bounds (dag.h) */
 	struct p_metrics p[METRICS_MAX_P];
 };
 

@@ -30,6 +30,7 @@
 #include <sqlite3.h>
 
 #include "cmd.h"
+#include "dag.h"
 #include "db.h"
 #include "metrics.h"
 #include "report.h"
@@ -451,6 +452,8 @@ static int print_text(struct report *r, FILE *f, bool md, struct wsr_err *err)
 	}
 	free(mx);
 
+	dag_print_text(f, &m->ws, m->steals, m->discarded_events + m->discarded_packets > 0, md);
+
 	fprintf(f, md ? "\n### diagnostics\n\n" : "\ndiagnostics:\n");
 	if (r->ndiags == 0)
 		fprintf(f, "%snothing stands out\n", md ? "- " : "  - ");
@@ -566,7 +569,9 @@ static int print_json(struct report *r, FILE *f, struct wsr_err *err)
 		err_push(err, "sqlite: %s", sqlite3_errmsg(r->db));
 		return -1;
 	}
-	fprintf(f, "\n  ],\n  \"diagnostics\": [");
+	fprintf(f, "\n  ],\n  \"work_span\": ");
+	dag_print_json(f, &m->ws, m->steals);
+	fprintf(f, ",\n  \"diagnostics\": [");
 	for (int i = 0; i < r->ndiags; i++) {
 		fprintf(f, "%s\n    {\"id\": \"%s\", \"text\": ", i ? "," : "", r->diags[i].id);
 		json_string(f, r->diags[i].text);

@@ -35,6 +35,7 @@ static const struct subcommand subcommands[] = {
 	 "[--steal-graph dot]"},
 	{"check", cmd_check, "check trace.db --fail-if 'METRIC OP VALUE' ..."},
 	{"diff", cmd_diff, "diff base.db new.db"},
+	{"scale", cmd_scale, "scale [--out DIR] [--max-procs N] -- PROGRAM ARGS"},
 };
 
 static void usage(FILE *f)

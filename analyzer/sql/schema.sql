@@ -18,7 +18,7 @@
 -- Concurrency: written once by `wsr ingest` (to X.db.tmp, then renamed);
 --   read-only afterwards (the viewer opens it with SQLITE_OPEN_READONLY).
 
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 
 -- Trace-wide facts: trace_path, hostname, procname, vpid, gomaxprocs,
 -- runq_size, runtime_version, start_ts, end_ts, duration_ns, events,
@@ -278,4 +278,49 @@ CREATE TABLE discarded (
   begin_ts INTEGER,
   end_ts   INTEGER,
   count    INTEGER
+);
+
+-- The computation DAG (analyzer/dag.c, docs/workspan.md), built at the end
+-- of ingestion. A strand is a piece of a G's running interval: a g_state
+-- running row cut at every g_create and g_ready the G emitted during it.
+-- id is the topological order (strands by start, then end time); g, seg:
+-- the G and the index of its running interval (0 = its first run); ends:
+-- what ended the strand ('spawn', 'wake', or the g_stop reason; 'cut' at
+-- the end of the trace); span_ns / burdened_ns: the longest path ending
+-- with this strand (it included), weighted by running time / plus edge
+-- burdens; pred: the strand before it on that longest path (NULL: none);
+-- critical = 1 on the critical path (the longest path of the DAG).
+CREATE TABLE dag_strand (
+  id          INTEGER PRIMARY KEY,
+  g           INTEGER NOT NULL,
+  seg         INTEGER NOT NULL,
+  start_ts    INTEGER NOT NULL,
+  end_ts      INTEGER NOT NULL,
+  ends        TEXT NOT NULL,
+  span_ns     INTEGER NOT NULL,
+  burdened_ns INTEGER NOT NULL,
+  pred        INTEGER,
+  critical    INTEGER NOT NULL
+);
+
+-- Dependencies between strands (src < dst: ids of dag_strand). kind:
+-- 'continue' (the next strand of the same G), 'spawn' (g_create: the
+-- parent's strand -> the child's first), 'wake' (g_ready by_g: the waker's
+-- strand -> the woken G's next strand). ts: the source event (g_create,
+-- g_ready, or the end of the source strand); delay_ns: from ts to the
+-- target's start; burden_ns: the scheduling delay the burdened span counts
+-- on this edge (delay_ns for spawn and wake; for a continuation, the time
+-- the G was runnable before the target ran, 0 when a G woke it: the wake
+-- edge carries it); stolen = 1 when the target's run came from a steal;
+-- relation (wake edges only): 'parent' (the waker's parent is the woken G),
+-- 'ancestor' (a farther ancestor), 'other'.
+CREATE TABLE dag_edge (
+  src       INTEGER NOT NULL,
+  dst       INTEGER NOT NULL,
+  kind      TEXT NOT NULL,
+  ts        INTEGER NOT NULL,
+  delay_ns  INTEGER NOT NULL,
+  burden_ns INTEGER NOT NULL,
+  stolen    INTEGER NOT NULL,
+  relation  TEXT
 );

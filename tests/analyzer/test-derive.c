@@ -653,3 +653,145 @@ WSR_TEST(derive_lost_g_stop_p_handed_off)
 		     "AND b.start_ts < a.end_ts"),
 		  0);
 }
+
+/*
+ * The work/span DAG (analyzer/dag.c), built by derive_finish(). Times are
+ * exact, so every figure is too. G1 (main) on P0 spawns G2 at 200 and G3
+ * at 300, blocks on a waitgroup at 400; P1 steals G2 (320..1320), which
+ * wakes G1 at 1300; G3 runs on P0 410..910; G1 runs again 1330..1400.
+ * Strands: G1 [130,200] [200,300] [300,400] [1330,1400], G2 [320,1300]
+ * [1300,1320], G3 [410,910]: work 1840. Span: G1 [130,200] -> G2
+ * [320,1300] -> G1 [1330,1400] = 70 + 980 + 70 = 1120. Some P runs no G
+ * before 320, in [400,410) and after 910, so the burdens are: spawn of G2
+ * 120 (200..320), spawn of G3 30 (300..320, 400..410), the wake 30; the
+ * burdened span is 70 + 120 + 980 + 30 + 70 = 1270.
+ */
+WSR_TEST(dag_fork_join_exact)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(2), I(256));
+	EV(EV_P_IDLE, 101, 1, 0, I(1));
+	EV(EV_G_CREATE, 110, 0, 0, I(1), I(0));
+	EV(EV_RUNQPUT, 111, 0, 0, I(1), I(0), I(0), I(1));
+	EV(EV_G_RUN, 130, 0, 0, I(1), I(1), I(0));
+	EV(EV_G_CREATE, 200, 0, 0, I(2), I(1));
+	EV(EV_RUNQPUT, 201, 0, 0, I(2), I(0), I(0), I(1));
+	EV(EV_G_CREATE, 300, 0, 0, I(3), I(1));
+	EV(EV_RUNQPUT, 301, 0, 0, I(3), I(0), I(0), I(1));
+	EV(EV_P_BUSY, 310, 1, 1, I(0));
+	EV(EV_G_RUN, 320, 1, 1, I(2), I(3), I(0));
+	EV(EV_G_STOP, 400, 0, 0, I(1), I(9));
+	EV(EV_G_RUN, 410, 0, 0, I(3), I(1), I(0));
+	EV(EV_G_STOP, 910, 0, 0, I(3), I(7));
+	EV(EV_G_READY, 1300, 1, 1, I(1), I(2));
+	EV(EV_RUNQPUT, 1301, 1, 1, I(1), I(0), I(0), I(1));
+	EV(EV_G_STOP, 1320, 1, 1, I(2), I(7));
+	EV(EV_G_RUN, 1330, 1, 1, I(1), I(1), I(0));
+	EV(EV_G_STOP, 1400, 1, 1, I(1), I(7));
+	finish();
+	ASSERT_EQ(q1("SELECT count(*) FROM dag_strand"), 7);
+	ASSERT_EQ(q1("SELECT sum(end_ts - start_ts) FROM dag_strand"), 1840);
+	ASSERT_EQ(q1("SELECT count(*) FROM dag_edge"), 7);
+	ASSERT_EQ(q1("SELECT count(*) FROM dag_edge WHERE src >= dst"), 0);
+	ASSERT_EQ(q1("SELECT max(span_ns) FROM dag_strand"), 1120);
+	ASSERT_EQ(q1("SELECT max(burdened_ns) FROM dag_strand"), 1270);
+	ASSERT_EQ(q1("SELECT count(*) FROM dag_strand WHERE critical = 1 AND start_ts IN "
+		     "(130, 320, 1330)"),
+		  3);
+	ASSERT_EQ(q1("SELECT count(*) FROM dag_strand WHERE critical = 1"), 3);
+	ASSERT_EQ(q1("SELECT delay_ns * 1000 + burden_ns FROM dag_edge e JOIN dag_strand s ON "
+		     "s.id = e.dst WHERE e.kind = 'spawn' AND s.g = 2"),
+		  120 * 1000 + 120);
+	ASSERT_EQ(q1("SELECT delay_ns * 1000 + burden_ns FROM dag_edge e JOIN dag_strand s ON "
+		     "s.id = e.dst WHERE e.kind = 'spawn' AND s.g = 3"),
+		  110 * 1000 + 30);
+	ASSERT_EQ(q1("SELECT stolen FROM dag_edge e JOIN dag_strand s ON s.id = e.dst WHERE "
+		     "e.kind = 'spawn' AND s.g = 2"),
+		  1);
+	ASSERT_EQ(q1("SELECT count(*) FROM dag_edge WHERE kind = 'wake' AND relation = 'parent' "
+		     "AND delay_ns = 30 AND burden_ns = 30 AND ts = 1300"),
+		  1);
+	ASSERT_EQ(q1("SELECT burden_ns FROM dag_edge e JOIN dag_strand s ON s.id = e.dst WHERE "
+		     "e.kind = 'continue' AND s.start_ts = 1330"),
+		  0);
+	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'work_ms'"), 1840);
+	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'span_ms'"), 1120);
+	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'burdened_span_ms'"), 1270);
+	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'observed_ms'"), 1270);
+	/* Whole delays: G2's spawn 120, the wake 30 -> 70 + 120 + 980 + 30 + 70. */
+	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'delayed_span_ms'"), 1270);
+	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'lower_bound_ms'"), 1120);
+	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'greedy_bound_ms'"), 920 + 1120);
+	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'external_wait_ms'"), 0);
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'dag_fully_strict'"), 1);
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'dag_roots'"), 1);
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'dag_spawn_edges'"), 2);
+	/* G1 130..1400, G2 320..1320, G3 410..910: three stacks at once. */
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'peak_live_stacks'"), 3);
+}
+
+/* A sleep ended by a runtime thread (by_g = 0): no wake edge, the wait is
+ * external; a wake between siblings makes the DAG neither strict nor fully
+ * strict. G1 spawns G2 and G3 (parent 1), G2 wakes G3 (a sibling). */
+WSR_TEST(dag_runtime_wake_and_sibling)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(1), I(256));
+	EV(EV_G_CREATE, 110, 0, 0, I(1), I(0));
+	EV(EV_RUNQPUT, 111, 0, 0, I(1), I(0), I(0), I(1));
+	EV(EV_G_RUN, 130, 0, 0, I(1), I(1), I(0));
+	EV(EV_G_STOP, 200, 0, 0, I(1), I(2));
+	EV(EV_G_READY, 500, -1, -1, I(1), I(0));
+	EV(EV_RUNQPUT, 501, 0, 0, I(1), I(0), I(0), I(1));
+	EV(EV_G_RUN, 520, 0, 0, I(1), I(1), I(0));
+	EV(EV_G_CREATE, 530, 0, 0, I(2), I(1));
+	EV(EV_RUNQPUT, 531, 0, 0, I(2), I(0), I(0), I(1));
+	EV(EV_G_CREATE, 540, 0, 0, I(3), I(1));
+	EV(EV_RUNQPUT, 541, 0, 0, I(3), I(0), I(0), I(1));
+	EV(EV_G_STOP, 600, 0, 0, I(1), I(7));
+	EV(EV_G_RUN, 610, 0, 0, I(3), I(1), I(0));
+	EV(EV_G_STOP, 620, 0, 0, I(3), I(3));
+	EV(EV_G_RUN, 630, 0, 0, I(2), I(1), I(0));
+	EV(EV_G_READY, 640, 0, 0, I(3), I(2));
+	EV(EV_RUNQPUT, 641, 0, 0, I(3), I(0), I(0), I(1));
+	EV(EV_G_STOP, 650, 0, 0, I(2), I(7));
+	EV(EV_G_RUN, 660, 0, 0, I(3), I(1), I(0));
+	EV(EV_G_STOP, 670, 0, 0, I(3), I(7));
+	finish();
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'dag_wakes_runtime'"), 1);
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'dag_wake_edges'"), 1);
+	ASSERT_EQ(q1("SELECT count(*) FROM dag_edge WHERE kind = 'wake' AND relation = 'other'"),
+		  1);
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'dag_fully_strict'"), 0);
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'dag_strict'"), 0);
+	/* G1 waited 200..500 on the timer; runnable 500..520 with P0 idle. */
+	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'external_wait_ms'"), 300);
+	ASSERT_EQ(q1("SELECT burden_ns FROM dag_edge e JOIN dag_strand s ON s.id = e.dst WHERE "
+		     "e.kind = 'continue' AND s.start_ts = 520"),
+		  20);
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'dag_roots'"), 1);
+	/* G1 exits at 600 before G3 starts at 610; G2 and G3 overlap. */
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'peak_live_stacks'"), 2);
+}
+
+/* Zero-length strands at the same nanosecond where time order is not a
+ * topological order: G5 spawns G3 and both run and stop at ts 200 (G3's
+ * strand sorts first). The trace is refused, with a message that says why. */
+WSR_TEST(dag_rejects_untimed_edges)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(1), I(256));
+	EV(EV_G_CREATE, 110, 0, 0, I(5), I(0));
+	EV(EV_RUNQPUT, 111, 0, 0, I(5), I(0), I(0), I(1));
+	EV(EV_G_RUN, 200, 0, 0, I(5), I(1), I(0));
+	EV(EV_G_CREATE, 200, 0, 0, I(3), I(5));
+	EV(EV_RUNQPUT, 200, 0, 0, I(3), I(0), I(0), I(1));
+	EV(EV_G_STOP, 200, 0, 0, I(5), I(7));
+	EV(EV_G_RUN, 200, 0, 0, I(3), I(1), I(0));
+	EV(EV_G_STOP, 200, 0, 0, I(3), I(7));
+	ASSERT_EQ(derive_finish(dv, &err), -1);
+	ASSERT_EQ(err.exit_code, 2);
+	char buf[2048];
+	err_format(&err, buf, sizeof(buf));
+	ASSERT(strstr(buf, "not in time order") != NULL);
+}

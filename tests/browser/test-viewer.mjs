@@ -191,6 +191,18 @@ async function main() {
     const pLanes = await page.$$eval('.lane-label[data-kind="p"]', (ls) => ls.length);
     ok(pLanes === gomaxprocs, 'one P lane per P', { pLanes, gomaxprocs });
 
+    // Work and span (docs/workspan.md): the critical path outlined, all of it
+    // in view at first; T_P and its bounds in the header.
+    const crit = sql(db, 'SELECT count(*) FROM dag_strand WHERE critical = 1')[0][0];
+    await waitFor(page, () => document.getElementById('timeline').dataset.criticalRows !== undefined);
+    const outlined = await page.$eval('#timeline', (c) => [c.dataset.criticalRows, Number(c.dataset.critical)]);
+    ok(crit > 0 && outlined[0] === String(crit) && outlined[1] === crit,
+      'every critical strand is outlined on its P lane', { crit, outlined });
+    const header = await page.$eval('#meta', (m) => m.textContent);
+    const tp = sql(db, "SELECT printf('%.3f', value) FROM meta WHERE key = 'observed_ms'")[0][0];
+    ok(header.includes('T_P ' + tp + ' ms') && header.includes('lower / greedy bound'),
+      'the header shows T_P beside its bounds', header);
+
     const drawn = await page.$$eval('#steal-graph path.edge', (ps) => ps.map((p) =>
       [Number(p.dataset.thief), Number(p.dataset.victim), Number(p.dataset.steals)]));
     drawn.sort((a, b) => a[0] - b[0] || a[1] - b[1]);

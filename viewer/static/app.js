@@ -291,6 +291,54 @@
     }
   }
 
+  /*
+   * The critical path (dag_strand.critical, docs/workspan.md): its strands
+   * outlined on the P lane that ran them. Loaded once through the SQL API,
+   * a page of rows at a time (keyset on the strand id, under the API's row
+   * limit), up to CRIT_MAX strands; absent from static reports.
+   */
+  const CRIT_MAX = 200000;
+  const critSql = (after) => 'SELECT s.start_ts - t.start_ts AS s, s.end_ts - t.start_ts AS e, ' +
+    's.g, r.p, s.id FROM dag_strand s JOIN g_state r ON r.g = s.g AND r.state = \'running\' AND ' +
+    'r.start_ts <= s.start_ts AND r.end_ts >= s.end_ts, trace_info t ' +
+    'WHERE s.critical = 1 AND s.id > ' + after + ' ORDER BY s.id LIMIT ' + info.sql_max_rows;
+
+  async function loadCritical() {
+    if (STATIC) return;
+    const rows = [];
+    let after = -1, more = true;
+    try {
+      while (more && rows.length < CRIT_MAX) {
+        const r = await api('sql', { q: critSql(after) });
+        if (!r.rows || r.error) return;
+        for (const row of r.rows) rows.push(row);
+        more = r.rows.length >= info.sql_max_rows;
+        if (r.rows.length > 0) after = r.rows[r.rows.length - 1][4];
+      }
+    } catch (err) {
+      return; /* a database without a DAG: nothing to outline */
+    }
+    W.critical = rows;
+    canvas.dataset.criticalRows = String(rows.length) + (more ? '+' : '');
+    draw();
+  }
+
+  function drawCritical(lane, y) {
+    let n = 0;
+    ctx.strokeStyle = '#000';
+    ctx.lineWidth = 2;
+    for (const [s, e, , p] of W.critical || []) {
+      if (p !== lane.p) continue;
+      const x0 = Math.max(LABEL_W, X(s));
+      const x1 = Math.min(canvas.clientWidth, X(e));
+      if (x1 < LABEL_W || x0 > canvas.clientWidth) continue;
+      ctx.strokeRect(x0 + 1, y + 1, Math.max(1, x1 - x0 - 2), 16);
+      n++;
+    }
+    ctx.lineWidth = 1;
+    return n;
+  }
+
   function drawStates(list, y, h) {
     for (const r of list) {
       const [s, e, code] = r;
@@ -349,11 +397,14 @@
     drawAxis(L);
     W.slices = [];
     if (timeline) {
+      let crit = 0;
       timeline.p.forEach((lane, i) => {
         const y = L.pTop + i * P_H + 2;
         drawStates(lane.states, y + 19, 5);
         drawRuns(lane, y);
+        crit += drawCritical(lane, y);
       });
+      canvas.dataset.critical = String(crit);
       timeline.m.forEach((lane, i) => drawStates(lane.states, L.mTop + i * M_H + 2, M_H - 4));
     }
     drawCounters(L);
@@ -771,6 +822,13 @@
     if (m.events !== undefined) add('events', m.events);
     if (m.g_count !== undefined) add('Gs', m.g_count);
     add('Ms', info.ms.length);
+    if (m.observed_ms !== undefined) {
+      /* Work and span (docs/workspan.md): T_P beside its bounds. */
+      add('T_P', m.observed_ms.toFixed(3) + ' ms');
+      add('lower / greedy bound', m.lower_bound_ms.toFixed(3) + ' / ' + m.greedy_bound_ms.toFixed(3) + ' ms');
+      add('span', m.span_ms.toFixed(3) + ' ms (parallelism ' + m.parallelism.toFixed(2) +
+        (STATIC ? ')' : '; critical path outlined)'));
+    }
     const lost = (m.discarded_events || 0) + (m.discarded_packets || 0);
     if (lost > 0) {
       const b = $('banner');
@@ -796,6 +854,7 @@
       return;
     }
     showMeta();
+    loadCritical();
     W.t0 = 0;
     W.t1 = info.duration_ns;
     resize();
