@@ -145,6 +145,7 @@ static double now_s(void)
 }
 
 static int latency_build(struct api *api, sqlite3 *db, struct wsr_err *err);
+static int metrics_fn(struct api *api, sqlite3 *db, struct wsr_err *err);
 
 static int64_t g_state_rows(sqlite3 *db)
 {
@@ -364,6 +365,7 @@ static void *lanes_main(void *arg)
 		/* store-release; pairs with the load-acquire in api_handle(). */
 		atomic_store_explicit(&api->counters_ready, -1, memory_order_release);
 	}
+	load_part(api, metrics_fn, 0, &api->metrics_ready, api->metrics_error, &secs);
 	load_part(api, latency_build, 0, &api->latency_ready, api->latency_error, &secs);
 	return NULL;
 }
@@ -385,7 +387,8 @@ int api_open(struct api *api, const char *path, int flags, struct wsr_err *err)
 	api->flags = flags;
 	sb_init(&api->latency);
 	api->path = strdup(path);
-	if (api->path == NULL) {
+	api->m = calloc(1, sizeof(*api->m));
+	if (api->path == NULL || api->m == NULL) {
 		err_push(err, "out of memory");
 		return -1;
 	}
@@ -436,6 +439,10 @@ int api_wait(struct api *api, struct wsr_err *err)
 		err_push(err, "summarising the counters: %s", api->counters_error);
 		return -1;
 	}
+	if (api->metrics_ready != 1) {
+		err_push(err, "loading the figures: %s", api->metrics_error);
+		return -1;
+	}
 	if (api->latency_ready != 1) {
 		err_push(err, "building the latency histogram: %s", api->latency_error);
 		return -1;
@@ -458,6 +465,7 @@ void api_close(struct api *api)
 		pthread_mutex_destroy(&api->sql_lock);
 	}
 	sb_free(&api->latency);
+	free(api->m);
 	free(api->path);
 	memset(api, 0, sizeof(*api));
 }
@@ -598,140 +606,129 @@ int api_steals_json(struct api *api, struct sbuf *out, struct wsr_err *err)
 	return 0;
 }
 
+/*
+ * The schedtrace rows of metrics.c (sql/schedtrace.sql, as `wsr report`
+ * prints them), with each row's SCHED line as the report has it.
+ */
 int api_schedtrace_json(struct api *api, int64_t interval_ns, struct sbuf *out, struct wsr_err *err)
 {
-	static const char sql[] =
-		"WITH RECURSIVE ti AS (SELECT start_ts, end_ts, gomaxprocs FROM trace_info),\n"
-		"ticks(k, ts) AS (\n"
-		"  SELECT 1, start_ts + ?1 FROM ti WHERE start_ts + ?1 <= end_ts\n"
-		"  UNION ALL SELECT k + 1, ticks.ts + ?1 FROM ticks, ti\n"
-		"  WHERE ticks.ts + ?1 <= ti.end_ts AND k < ?2)\n"
-		"SELECT (ticks.ts - ti.start_ts) / 1000000 AS t_ms, ticks.ts - ti.start_ts AS t,\n"
-		"  ti.gomaxprocs AS gomaxprocs, c.idle_ps AS idleprocs, c.threads AS threads,\n"
-		"  c.spinning_ms AS spinningthreads, c.idle_ms AS idlethreads,\n"
-		"  c.global_len AS runqueue, c.runnable_gs AS runnable_gs, c.running_gs AS running_gs,\n"
-		"  (SELECT json_group_array(q) FROM (\n"
-		"    SELECT coalesce((SELECT pc.runq FROM p_counters pc\n"
-		"      WHERE pc.p = p.p AND pc.ts <= ticks.ts ORDER BY pc.ts DESC LIMIT 1), 0) AS q\n"
-		"    FROM p ORDER BY p.p)) AS runq\n"
-		"FROM ticks, ti\n"
-		"LEFT JOIN counters c ON c.ts = (SELECT max(c2.ts) FROM counters c2 WHERE c2.ts <= "
-		"ticks.ts)";
-	int64_t args[2] = {interval_ns, 1000};
-
-	if (interval_ns <= 0) {
-		err_push(err, "the interval must be positive");
-		return -1;
-	}
-	sb_printf(out, "{\"interval_ns\":%" PRId64 ",\"max_rows\":1000,\"rows\":", interval_ns);
-	if (query_json(api->db, sql, out, 1000, err, 2, args) < 0)
-		return -1;
-	sb_putc(out, '}');
-	return 0;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/*
- * Builds the latency histogram answer into api->latency (run once, by the
- * lanes loader thread on its own connection, before latency_ready is set).
- */
-static int latency_build(struct api *api, sqlite3 *db, struct wsr_err *err)
-{
-	static const char *const sources[] = {"runnext", "local", "global", "steal",
-					      "netpoll", "timer", "other"};
-	enum { NSRC = 7, NB = 48 };
+	struct schedtrace_row *r = malloc(sizeof(*r));
 	sqlite3_stmt *q = NULL;
-	int64_t *lat = NULL, counts[NB][NSRC];
-	size_t n = 0, cap = 0;
-	double sum = 0;
-	int ret = -1, rc, lo = NB, hi = -1;
+	char line[8192];
+	int ret = -1, rc, n = 0;
 
-	memset(counts, 0, sizeof(counts));
-	if (sqlite3_prepare_v2(db, "SELECT latency_ns, source FROM sched_latency", -1, &q,
-			       NULL) != SQLITE_OK) {
-		err_push(err, "preparing the latency query: %s", sqlite3_errmsg(db));
+	if (r == NULL) {
+		err_push(err, "out of memory");
+		return -1;
+	}
+	if (schedtrace_prepare(api->db, interval_ns, API_SCHEDTRACE_MAX_ROWS, &q, err) < 0)
 		goto out;
+	sb_printf(out, "{\"interval_ns\":%" PRId64 ",\"max_rows\":%d,\"rows\":[", interval_ns,
+		  API_SCHEDTRACE_MAX_ROWS);
+	while ((rc = schedtrace_next(api->db, q, r, err)) == 1) {
+		sb_printf(out,
+			  "%s{\"t_ms\":%" PRId64 ",\"t\":%" PRId64 ",\"gomaxprocs\":%" PRId64
+			  ",\"idleprocs\":%" PRId64 ",\"threads\":%" PRId64
+			  ",\"spinningthreads\":%" PRId64 ",\"needspinning\":%" PRId64
+			  ",\"idlethreads\":%" PRId64 ",\"runqueue\":%" PRId64
+			  ",\"runnable_gs\":%" PRId64 ",\"running_gs\":%" PRId64 ",\"runq\":[",
+			  n++ != 0 ? "," : "", r->t_ms, r->t, r->gomaxprocs, r->idleprocs, r->threads,
+			  r->spinningthreads, r->needspinning, r->idlethreads, r->runqueue,
+			  r->runnable_gs, r->running_gs);
+		for (int p = 0; p < r->np; p++)
+			sb_printf(out, "%s%" PRId64, p != 0 ? "," : "", r->runq[p]);
+		sb_puts(out, "],\"schedticks\":[");
+		for (int p = 0; p < r->np; p++)
+			sb_printf(out, "%s%" PRId64, p != 0 ? "," : "", r->schedticks[p]);
+		sb_puts(out, "],\"line\":");
+		schedtrace_format(r, line, sizeof(line));
+		sb_json_str(out, line);
+		sb_putc(out, '}');
 	}
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		int64_t v = sqlite3_column_int64(q, 0);
-		const char *src = (const char *)sqlite3_column_text(q, 1);
-		int b = 0, s = NSRC - 1;
-
-		if (n == cap) {
-			size_t nc = cap != 0 ? cap * 2 : 4096;
-			int64_t *a = realloc(lat, nc * sizeof(*a));
-			if (a == NULL) {
-				err_push(err, "out of memory");
-				goto out;
-			}
-			lat = a;
-			cap = nc;
-		}
-		if ((n & 0xffff) == 0 && atomic_load_explicit(&api->cancel, memory_order_relaxed)) {
-			err_push(err, "cancelled");
-			goto out;
-		}
-		lat[n++] = v;
-		sum += (double)v;
-		while (b < NB - 1 && v >= ((int64_t)2 << b))
-			b++;
-		for (int i = 0; src != NULL && i < NSRC - 1; i++)
-			if (strcmp(src, sources[i]) == 0)
-				s = i;
-		counts[b][s]++;
-		if (b < lo)
-			lo = b;
-		if (b > hi)
-			hi = b;
-	}
-	if (rc != SQLITE_DONE) {
-		err_push(err, "reading sched_latency: %s", sqlite3_errmsg(db));
+	if (rc < 0)
 		goto out;
-	}
-	if (n > 0)
-		qsort(lat, n, sizeof(*lat), cmp_i64);
-	{
-		struct sbuf *c = &api->latency;
-		sb_printf(c, "{\"count\":%zu,\"mean_ns\":%.1f", n, n > 0 ? sum / (double)n : 0.0);
-		if (n > 0)
-			sb_printf(c,
-				  ",\"min_ns\":%" PRId64 ",\"p50_ns\":%" PRId64 ",\"p90_ns\":%" PRId64
-				  ",\"p99_ns\":%" PRId64 ",\"max_ns\":%" PRId64,
-				  lat[0], lat[(n - 1) / 2], lat[(size_t)((double)(n - 1) * 0.9)],
-				  lat[(size_t)((double)(n - 1) * 0.99)], lat[n - 1]);
-		sb_puts(c, ",\"sources\":[");
-		for (int i = 0; i < NSRC; i++)
-			sb_printf(c, "%s\"%s\"", i != 0 ? "," : "", sources[i]);
-		/* Bucket b holds [2^b, 2^(b+1)) ns; bucket 0 also holds 0 and 1. */
-		sb_puts(c, "],\"buckets\":[");
-		for (int b = lo; b <= hi; b++) {
-			int64_t tot = 0;
-			for (int s = 0; s < NSRC; s++)
-				tot += counts[b][s];
-			sb_printf(c, "{\"lo\":%" PRId64 ",\"hi\":%" PRId64 ",\"n\":%" PRId64 ",\"by_source\":[",
-				  b == 0 ? (int64_t)0 : (int64_t)1 << b, (int64_t)2 << b, tot);
-			for (int s = 0; s < NSRC; s++)
-				sb_printf(c, "%s%" PRId64, s != 0 ? "," : "", counts[b][s]);
-			sb_puts(c, "]},");
-		}
-		sb_uncomma(c);
-		sb_puts(c, "]}");
-		if (c->oom) {
-			sb_free(c);
-			err_push(err, "out of memory");
-			goto out;
-		}
-	}
+	sb_puts(out, "]}");
 	ret = 0;
 out:
 	sqlite3_finalize(q);
-	free(lat);
+	free(r);
+	return ret;
+}
+
+/* Polled by latency_hist_load(): api_close() cancels the scan. */
+static int cancelled(void *arg)
+{
+	struct api *api = arg;
+
+	return atomic_load_explicit(&api->cancel, memory_order_relaxed);
+}
+
+/* Loads the figures (metrics.c) on the loader's connection: util and latency read them. */
+static int metrics_fn(struct api *api, sqlite3 *db, struct wsr_err *err)
+{
+	return metrics_load(db, api->path, api->m, err);
+}
+
+/*
+ * Builds the latency answer into api->latency (run once, by the lanes loader
+ * thread on its own connection, after metrics_ready, before latency_ready is
+ * set): count, percentiles and max are the report's (struct metrics, i.e.
+ * meta.latency_*); mean, min and the buckets come from latency_hist_load().
+ */
+static int latency_build(struct api *api, sqlite3 *db, struct wsr_err *err)
+{
+	/* load-acquire; pairs with the store-release in load_part(). */
+	const struct metrics *m = atomic_load_explicit(&api->metrics_ready, memory_order_acquire) == 1
+					  ? api->m
+					  : NULL;
+	struct latency_hist *h = NULL;
+	struct sbuf *c = &api->latency;
+	int ret = -1;
+
+	if (m == NULL) {
+		err_push(err, "the figures did not load: %s", api->metrics_error);
+		return -1;
+	}
+	h = malloc(sizeof(*h));
+	if (h == NULL) {
+		err_push(err, "out of memory");
+		return -1;
+	}
+	if (latency_hist_load(db, h, cancelled, api, err) < 0)
+		goto out;
+	sb_printf(c, "{\"count\":%" PRId64 ",\"mean_ns\":%.1f", m->latency_n,
+		  h->n > 0 ? h->sum_ns / (double)h->n : 0.0);
+	if (m->latency_n > 0)
+		sb_printf(c,
+			  ",\"min_ns\":%" PRId64 ",\"p50_ns\":%" PRId64 ",\"p90_ns\":%" PRId64
+			  ",\"p99_ns\":%" PRId64 ",\"max_ns\":%" PRId64,
+			  h->min_ns, m->latency_p50, m->latency_p90, m->latency_p99, m->latency_max);
+	sb_printf(c, ",\"lossy\":%s,\"sources\":[",
+		  m->discarded_events + m->discarded_packets > 0 ? "true" : "false");
+	for (int i = 0; i < LATENCY_SOURCES; i++)
+		sb_printf(c, "%s\"%s\"", i != 0 ? "," : "", latency_sources[i]);
+	/* Bucket b holds [2^b, 2^(b+1)) ns; bucket 0 also holds 0 and 1. */
+	sb_puts(c, "],\"buckets\":[");
+	for (int b = h->lo; b <= h->hi; b++) {
+		int64_t tot = 0;
+		for (int s = 0; s < LATENCY_SOURCES; s++)
+			tot += h->counts[b][s];
+		sb_printf(c, "{\"lo\":%" PRId64 ",\"hi\":%" PRId64 ",\"n\":%" PRId64 ",\"by_source\":[",
+			  b == 0 ? (int64_t)0 : (int64_t)1 << b, (int64_t)2 << b, tot);
+		for (int s = 0; s < LATENCY_SOURCES; s++)
+			sb_printf(c, "%s%" PRId64, s != 0 ? "," : "", h->counts[b][s]);
+		sb_puts(c, "]},");
+	}
+	sb_uncomma(c);
+	sb_puts(c, "]}");
+	if (c->oom) {
+		sb_free(c);
+		err_push(err, "out of memory");
+		goto out;
+	}
+	ret = 0;
+out:
+	free(h);
 	return ret;
 }
 
@@ -753,41 +750,33 @@ int api_latency_json(struct api *api, struct sbuf *out, struct wsr_err *err)
 }
 
 /*
- * Per-P time by state (like the p_time view) and time running Gs (like
- * p_run_time), summed over the store's lanes: a GROUP BY over g_state takes
- * seconds on a big trace, the lanes are in memory. Requires lanes_ready.
+ * Per-P time by state, the report's figures (struct metrics, the per-P
+ * table of `wsr report`): ns and % of the run for running Gs, scheduling
+ * (the P held with no G running), spinning, syscall and idle. Requires
+ * metrics_ready.
  */
 int api_util_json(struct api *api, struct sbuf *out, struct wsr_err *err)
 {
-	const struct store *st = &api->st;
+	const struct metrics *m = api->m;
 
 	(void)err;
-	sb_printf(out, "{\"duration_ns\":%" PRId64 ",\"p_time\":[", st->duration_ns);
-	for (size_t i = 0; i < st->nps; i++) {
-		int64_t ns[ST_NSTATES] = {0}, n[ST_NSTATES] = {0};
-		const struct store_lane *l = &st->p_states[i];
-		for (size_t k = 0; k < l->n; k++) {
-			ns[l->v[k].v] += l->v[k].e - l->v[k].s;
-			n[l->v[k].v]++;
-		}
-		for (int k = 0; k < ST_NSTATES; k++)
-			if (n[k] > 0)
-				sb_printf(out,
-					  "{\"p\":%" PRId64 ",\"state\":\"%s\",\"ns\":%" PRId64
-					  ",\"intervals\":%" PRId64 "},",
-					  l->id, store_state_names[k], ns[k], n[k]);
+	sb_printf(out, "{\"duration_ns\":%" PRId64 ",\"lossy\":%s,\"procs\":[", m->duration_ns,
+		  m->discarded_events + m->discarded_packets > 0 ? "true" : "false");
+	for (int p = 0; p < m->np; p++) {
+		const struct p_metrics *pm = &m->p[p];
+		double v[5];
+
+		metrics_p_pcts(m, p, v);
+		sb_printf(out,
+			  "%s{\"p\":%d,\"running_ns\":%" PRId64 ",\"sched_ns\":%" PRId64
+			  ",\"spinning_ns\":%" PRId64 ",\"syscall_ns\":%" PRId64
+			  ",\"idle_ns\":%" PRId64 ",\"running_pct\":%.17g,\"sched_pct\":%.17g"
+			  ",\"spinning_pct\":%.17g,\"syscall_pct\":%.17g,\"idle_pct\":%.17g"
+			  ",\"schedticks\":%" PRId64 ",\"runnext_runs\":%" PRId64 "}",
+			  p != 0 ? "," : "", p, pm->running_ns, pm->other_ns, pm->spinning_ns,
+			  pm->syscall_ns, pm->idle_ns, v[0], v[4], v[2], v[3], v[1], pm->schedticks,
+			  pm->runnext_runs);
 	}
-	sb_uncomma(out);
-	sb_puts(out, "],\"p_run_time\":[");
-	for (size_t i = 0; i < st->nps; i++) {
-		const struct store_lane *l = &st->p_runs[i];
-		int64_t ns = 0;
-		for (size_t k = 0; k < l->n; k++)
-			ns += l->v[k].e - l->v[k].s;
-		sb_printf(out, "{\"p\":%" PRId64 ",\"ns\":%" PRId64 ",\"runs\":%zu},", l->id, ns,
-			  l->n);
-	}
-	sb_uncomma(out);
 	sb_puts(out, "]}");
 	return 0;
 }
@@ -1000,18 +989,23 @@ int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, str
 	err_init(&err);
 	if (strcmp(name, "status") == 0) {
 		/* load-acquire; pairs with the store-release in load_part(). */
-		sb_printf(out, "{\"preview\":%d,\"lanes\":%d,\"counters\":%d,\"latency\":%d}",
+		sb_printf(out,
+			  "{\"preview\":%d,\"lanes\":%d,\"counters\":%d,\"metrics\":%d,"
+			  "\"latency\":%d}",
 			  atomic_load_explicit(&api->preview_ready, memory_order_acquire),
 			  atomic_load_explicit(&api->lanes_ready, memory_order_acquire),
 			  atomic_load_explicit(&api->counters_ready, memory_order_acquire),
+			  atomic_load_explicit(&api->metrics_ready, memory_order_acquire),
 			  atomic_load_explicit(&api->latency_ready, memory_order_acquire));
 		return 200;
 	}
 	if (strcmp(name, "info") == 0 || strcmp(name, "timeline") == 0 ||
 	    strcmp(name, "counters") == 0 || strcmp(name, "util") == 0) {
-		int c = strcmp(name, "counters") == 0;
+		int c = strcmp(name, "counters") == 0, u = strcmp(name, "util") == 0;
 		/* load-acquire; pairs with the store-release in load_part(). */
-		int st = atomic_load_explicit(c ? &api->counters_ready : &api->lanes_ready,
+		int st = atomic_load_explicit(c   ? &api->counters_ready
+					      : u ? &api->metrics_ready
+						  : &api->lanes_ready,
 					      memory_order_acquire);
 		/* load-acquire; pairs with the store-release in load_part(). */
 		if (st == 0 && (strcmp(name, "info") == 0 || strcmp(name, "timeline") == 0) &&
@@ -1023,7 +1017,7 @@ int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, str
 		}
 		if (st < 0) {
 			sb_puts(out, "{\"error\":");
-			sb_json_str(out, c ? api->counters_error : api->lanes_error);
+			sb_json_str(out, c ? api->counters_error : u ? api->metrics_error : api->lanes_error);
 			sb_putc(out, '}');
 			return 500;
 		}

@@ -12,13 +12,17 @@
  *   - Every answer is bounded by the screen, not the trace: windowed
  *     queries go through the store (store.h); lists are LIMITed.
  *   - Times in answers are nanoseconds relative to meta.start_ts.
+ *   - Figures are the analyzer's (metrics.h): /api/util and /api/latency
+ *     read struct metrics (loaded once, like `wsr report` does) and the
+ *     latency histogram; /api/schedtrace reads schedtrace_row. Nothing here
+ *     computes a figure of its own.
  * Concurrency: the server calls api_handle() from several threads at once
  *   (libmicrohttpd's thread pool). Each SQLite connection has its own mutex
  *   (db_lock, cdb_lock, sql_lock), so a slow console query never holds up the
  *   timeline; the store and the latency answer are immutable once published.
  *   The two loader threads of api_open() use their own connections and
- *   publish the store through lanes_ready and counters_ready (and the
- *   latency histogram through latency_ready); until a part is ready, its
+ *   publish the store through lanes_ready and counters_ready (the figures
+ *   through metrics_ready, the latency histogram through latency_ready); until a part is ready, its
  *   answers say {"loading": true}. With API_PREVIEW, the lanes thread first
  *   builds the overview pv (with a helper thread for half of the cells, on
  *   its own connection, joined before the merge) and publishes it through
@@ -38,11 +42,13 @@
 #include <sqlite3.h>
 
 #include "err.h"
+#include "metrics.h"
 #include "sbuf.h"
 #include "store.h"
 
 #define API_SQL_TIME_MS  2000
 #define API_SQL_MAX_ROWS 1000
+#define API_SCHEDTRACE_MAX_ROWS 1000
 
 struct api {
 	char *path;
@@ -64,10 +70,12 @@ struct api {
 	 */
 	pthread_t lanes_thread, counters_thread; /* the lanes thread starts the counters one */
 	int threads, counters_started;
-	atomic_int preview_ready, lanes_ready, counters_ready, latency_ready;
+	atomic_int preview_ready, lanes_ready, counters_ready, metrics_ready, latency_ready;
 	atomic_int cancel; /* set by api_close(): loaders stop early */
 	char preview_error[WSR_ERR_LEN], lanes_error[WSR_ERR_LEN], counters_error[WSR_ERR_LEN],
-		latency_error[WSR_ERR_LEN];
+		metrics_error[WSR_ERR_LEN], latency_error[WSR_ERR_LEN];
+	/* The report's figures (metrics.c), loaded by the lanes thread; read once metrics_ready. */
+	struct metrics *m;
 	double preview_s, lanes_s, counters_s; /* load times, for the log */
 	double preview_cpu_s;                  /* the overview's CPU time, for the log */
 	int flags;                             /* API_LOG, API_PREVIEW */

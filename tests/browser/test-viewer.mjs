@@ -272,7 +272,7 @@ async function main() {
         'overview timeline: flagged, one lane per P, at most ~2 items per pixel and lane', { preview: tl.preview, ps: tl.p.length, items });
       ok(tl.p.some((l) => l.runs.length > 0), 'overview timeline: shows G runs');
       const ut = await get('/api/util');
-      ok(ut.status === 503 && ut.body.loading === true, 'overview server: /api/util waits for the lanes', ut);
+      ok(ut.status === 503 && ut.body.loading === true, 'overview server: /api/util waits for the figures', ut);
       const pp = await browser.newPage();
       const perrors = [];
       pp.on('console', (m) => { if (m.type() === 'error') perrors.push(m.text()); });

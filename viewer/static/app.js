@@ -98,7 +98,7 @@
 
   function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
 
-  async function api(name, params) {
+  async function api(name, params, allowLoading) {
     if (STATIC) {
       if (!(name in STATIC)) throw new Error(name + ' is not in this static report');
       return STATIC[name];
@@ -107,7 +107,7 @@
     W.requests++;
     const r = await fetch('/api/' + name + (qs ? '?' + qs : ''));
     const j = await r.json();
-    if (!r.ok) throw new Error(j.error || (r.status + ' ' + r.statusText));
+    if (!r.ok && !(allowLoading && r.status === 503 && j.loading)) throw new Error(j.error || (r.status + ' ' + r.statusText));
     return j;
   }
 
@@ -179,7 +179,7 @@
   /* Answers that the server builds in the background say {"loading": true} until ready. */
   async function apiReady(name) {
     for (;;) {
-      const r = await api(name);
+      const r = await api(name, null, true);
       if (!r.loading) return r;
       await sleep(300);
     }
@@ -619,31 +619,26 @@
   function drawUtil(u) {
     const box = $('util');
     box.textContent = '';
-    const byP = {};
-    for (const r of u.p_time) (byP[r.p] = byP[r.p] || {})[r.state] = r.ns;
-    const runG = {};
-    for (const r of u.p_run_time) runG[r.p] = r.ns;
     const parts = [
       ['running Gs', '#2f9e44'], ['scheduling', '#b2f2bb'], ['spinning', STATE_COLORS.spinning],
       ['syscall', STATE_COLORS.syscall], ['idle', STATE_COLORS.idle],
     ];
-    for (const p of info.ps) {
-      const t = byP[p] || {};
-      const g = runG[p] || 0;
-      const vals = [g, Math.max(0, (t.running || 0) - g), t.spinning || 0, t.syscall || 0, t.idle || 0];
-      const total = Math.max(1, vals.reduce((a, b) => a + b, 0));
-      const row = el('div', { class: 'util-row', 'data-p': p });
-      row.appendChild(el('span', { class: 'name' }, 'P' + p));
+    /* The report's per-P figures (ns and % of the run), as `wsr report` prints them. */
+    for (const r of u.procs) {
+      const ns = [r.running_ns, r.sched_ns, r.spinning_ns, r.syscall_ns, r.idle_ns];
+      const pct = [r.running_pct, r.sched_pct, r.spinning_pct, r.syscall_pct, r.idle_pct];
+      const row = el('div', { class: 'util-row', 'data-p': r.p });
+      row.appendChild(el('span', { class: 'name' }, 'P' + r.p));
       const bar = el('div', { class: 'util-bar' });
-      vals.forEach((v, i) => {
-        const d = el('div', { title: parts[i][0] + ': ' + fmtNs(v) + ' (' + (100 * v / total).toFixed(1) + '%)' });
-        d.style.width = (100 * v / total) + '%';
+      ns.forEach((v, i) => {
+        const d = el('div', { title: parts[i][0] + ': ' + fmtNs(v) + ' (' + pct[i].toFixed(1) + '%)' });
+        d.style.width = pct[i] + '%';
         d.style.background = parts[i][1];
         bar.appendChild(d);
       });
       row.appendChild(bar);
-      row.appendChild(el('span', { class: 'pct' }, (100 * g / total).toFixed(1) + '% running Gs, ' +
-        (100 * (t.spinning || 0) / total).toFixed(1) + '% spinning, ' + (100 * (t.idle || 0) / total).toFixed(1) + '% idle'));
+      row.appendChild(el('span', { class: 'pct' }, r.running_pct.toFixed(1) + '% running Gs, ' +
+        r.spinning_pct.toFixed(1) + '% spinning, ' + r.idle_pct.toFixed(1) + '% idle' + (u.lossy ? ' *' : '')));
       box.appendChild(row);
     }
     const lg = el('div', { class: 'note' });
@@ -699,13 +694,14 @@
   function drawSchedtrace(s) {
     const t = $('schedtrace');
     t.textContent = '';
-    const cols = ['t_ms', 'gomaxprocs', 'idleprocs', 'threads', 'spinningthreads', 'idlethreads', 'runqueue', 'runnable_gs', 'runq'];
+    const cols = ['t_ms', 'gomaxprocs', 'idleprocs', 'threads', 'spinningthreads', 'idlethreads', 'runqueue', 'runnable_gs', 'runq', 'schedticks'];
+    const arr = (c) => c === 'runq' || c === 'schedticks';
     const hr = el('tr');
-    for (const c of cols) hr.appendChild(el('th', { class: c === 'runq' ? 'l' : '' }, c));
+    for (const c of cols) hr.appendChild(el('th', { class: arr(c) ? 'l' : '' }, c));
     t.appendChild(hr);
     for (const r of s.rows) {
-      const tr = el('tr');
-      for (const c of cols) tr.appendChild(el('td', { class: c === 'runq' ? 'l' : '' }, r[c] === null ? '' : String(r[c])));
+      const tr = el('tr', { title: r.line });
+      for (const c of cols) tr.appendChild(el('td', { class: arr(c) ? 'l' : '' }, arr(c) ? '[ ' + r[c].join(' ') + ' ]' : String(r[c])));
       t.appendChild(tr);
     }
     $('sched-note').textContent = s.rows.length + ' rows every ' + fmtNs(s.interval_ns) +
@@ -822,9 +818,8 @@
     $('sql-run').addEventListener('click', runSql);
     $('sql-q').addEventListener('keydown', (e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) runSql(); });
     try {
-      /* /api/util needs the lanes: on the overview, it waits for them (no 503 polling). */
-      const util = (lanesReady ? Promise.resolve() : waitLanes()).then(() => api('util'));
-      const [st, ut, la] = await Promise.all([api('steals'), util, apiReady('latency')]);
+      /* /api/util and /api/latency are the report's figures, loaded after the lanes. */
+      const [st, ut, la] = await Promise.all([api('steals'), apiReady('util'), apiReady('latency')]);
       drawSteals(st);
       drawUtil(ut);
       drawLatency(la);
