@@ -2,9 +2,10 @@
  * api.c - JSON answers of the viewer (see api.h) and the read-only guards.
  *
  * Invariants:
- *   - The authorizer is installed on both connections before any query, so
- *     even a bug in the viewer's own SQL cannot write; the console's queries
- *     must also pass sqlite3_stmt_readonly().
+ *   - The authorizer (reads and safe_functions only) is installed on every
+ *     connection before any query, so even a bug in the viewer's own SQL
+ *     cannot write; the console's queries must also pass
+ *     sqlite3_stmt_readonly().
  *   - A console query that runs past its deadline is interrupted by the
  *     progress handler (SQLITE_INTERRUPT), and at most API_SQL_MAX_ROWS rows
  *     are sent, with "truncated": true when more were left.
@@ -43,10 +44,52 @@ static int64_t now_ms(void)
 }
 
 /*
+ * The SQL functions a query may call: SQLite's core scalar, aggregate,
+ * window, date, math and JSON functions, which only compute a value from
+ * their arguments (sorted, for bsearch; compared without case). Everything
+ * else is refused, in particular fts3_tokenizer() (the one-argument form
+ * returns a pointer into libsqlite3, the two-argument form installs one: a
+ * later MATCH jumps there), load_extension(), the FTS and R*Tree helpers
+ * (match, snippet, optimize, which writes, rtreenode, which parses a blob),
+ * sqlite_log() and the compile-option probes.
+ */
+static const char *const safe_functions[] = {
+	"->", "->>", "abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "avg",
+	"ceil", "ceiling", "changes", "char", "coalesce", "concat", "concat_ws", "cos", "cosh",
+	"count", "cume_dist", "current_date", "current_time", "current_timestamp", "date",
+	"datetime", "degrees", "dense_rank", "exp", "first_value", "floor", "format", "glob",
+	"group_concat", "hex", "ifnull", "iif", "instr", "json", "json_array", "json_array_length",
+	"json_extract", "json_group_array", "json_group_object", "json_insert", "json_object",
+	"json_patch", "json_quote", "json_remove", "json_replace", "json_set", "json_type",
+	"json_valid", "julianday", "lag", "last_insert_rowid", "last_value", "lead", "length",
+	"like", "likelihood", "likely", "ln", "log", "log10", "log2", "lower", "ltrim", "max",
+	"min", "mod", "nth_value", "ntile", "nullif", "octet_length", "percent_rank", "pi", "pow",
+	"power", "printf", "quote", "radians", "random", "randomblob", "rank", "replace", "round",
+	"row_number", "rtrim", "sign", "sin", "sinh", "soundex", "sqlite_source_id",
+	"sqlite_version", "sqrt", "strftime", "string_agg", "substr", "substring", "sum", "tan",
+	"tanh", "time", "timediff", "total", "total_changes", "trim", "trunc", "typeof", "unhex",
+	"unicode", "unixepoch", "unlikely", "upper", "zeroblob",
+};
+
+static int name_cmp(const void *key, const void *elem)
+{
+	return strcasecmp(key, *(const char *const *)elem);
+}
+
+/* 1 if name is in safe_functions. */
+static int function_allowed(const char *name)
+{
+	return name != NULL && bsearch(name, safe_functions,
+				       sizeof(safe_functions) / sizeof(safe_functions[0]),
+				       sizeof(safe_functions[0]), name_cmp) != NULL;
+}
+
+/*
  * Allows reads only. Views read their tables through SQLITE_READ, recursive
- * CTEs need SQLITE_RECURSIVE, and functions are allowed except
- * load_extension (off anyway; denied twice). Everything else (INSERT,
- * UPDATE, DELETE, CREATE, DROP, PRAGMA, ATTACH, transactions...) is denied.
+ * CTEs need SQLITE_RECURSIVE, and only the functions of safe_functions may
+ * be called (SQLITE_FUNCTION names the function in b). Everything else
+ * (INSERT, UPDATE, DELETE, CREATE, DROP, PRAGMA, ATTACH, transactions...)
+ * is denied.
  */
 static int ro_authorizer(void *ud, int action, const char *a, const char *b, const char *c,
 			 const char *d)
@@ -61,9 +104,7 @@ static int ro_authorizer(void *ud, int action, const char *a, const char *b, con
 	case SQLITE_RECURSIVE:
 		return SQLITE_OK;
 	case SQLITE_FUNCTION:
-		if (b != NULL && strcasecmp(b, "load_extension") == 0)
-			return SQLITE_DENY;
-		return SQLITE_OK;
+		return function_allowed(b) ? SQLITE_OK : SQLITE_DENY;
 	default:
 		return SQLITE_DENY;
 	}
@@ -112,8 +153,31 @@ static int open_db(const char *path, int64_t mmap_bytes, sqlite3 **out, struct w
 			goto out;
 		}
 	}
-	sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-	sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+	/*
+	 * Defensive, no extensions, no fts3_tokenizer() pointer form, no
+	 * triggers: the file is data, not code. Each must take effect. (The
+	 * schema stays "trusted": the schedtrace view needs json_group_array(),
+	 * which SQLite does not mark innocuous; the authorizer's function list
+	 * applies inside views as well.)
+	 */
+	{
+		static const int off[] = {SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION,
+					  SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER,
+					  SQLITE_DBCONFIG_ENABLE_TRIGGER};
+		int v = 0;
+
+		if (sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, &v) != SQLITE_OK || v != 1) {
+			err_push(err, "%s: cannot turn on SQLITE_DBCONFIG_DEFENSIVE", path);
+			goto out;
+		}
+		for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++) {
+			v = 1;
+			if (sqlite3_db_config(db, off[i], 0, &v) != SQLITE_OK || v != 0) {
+				err_push(err, "%s: cannot turn off SQLite option %d", path, off[i]);
+				goto out;
+			}
+		}
+	}
 	sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
 	sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 16 * 1024 * 1024);
 	if (sqlite3_set_authorizer(db, ro_authorizer, NULL) != SQLITE_OK) {

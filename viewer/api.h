@@ -3,9 +3,11 @@
  * the static HTML report (html_report.c).
  *
  * Invariants:
- *   - Both connections are opened with SQLITE_OPEN_READONLY and carry an
+ *   - Every connection is opened with SQLITE_OPEN_READONLY, defensive, no
+ *     extensions, no fts3_tokenizer pointers, no triggers, and carries an
  *     authorizer that allows only reads (SELECT, READ, recursive CTEs and
- *     functions other than load_extension); nothing here can write the file.
+ *     the functions of safe_functions in api.c); nothing here can write the
+ *     file or call a function that is not a pure computation.
  *   - `sql` is the console's own connection: each query also gets a time
  *     limit (API_SQL_TIME_MS, a progress handler) and a row limit
  *     (API_SQL_MAX_ROWS); one statement per request.

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+# check-server.py - the viewer's HTTP server and SQL console under attack and
+# load (TAP). Records a real trace of an example (wsr run --lossless), then:
+#
+#   console: only known-safe SQL functions run. fts3_tokenizer() in its
+#     one-argument form (which returned a libsqlite3 address) and two-argument
+#     form (which overwrote the tokenizer pointer, so that a later MATCH on an
+#     FTS4 table crashed wsr-view) get a clean error, the MATCH too, and the
+#     server stays up and exits 0; load_extension, PRAGMA, ATTACH and writes
+#     are refused; the schedtrace view (json_group_array) still works.
+#
+# usage: check-server.py   (env: WSR_BUILD_ROOT; WSR_EXAMPLE, WSR_EXAMPLE_ARGS)
+# Invariants: loopback only; every wait is bounded; no wall-clock assertion;
+#   everything lives in one temporary directory; servers are stopped by pid.
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import wsrview  # noqa: E402
+
+failures = 0
+count = 0
+
+
+def ok(cond, name, extra=None):
+    global failures, count
+    count += 1
+    if cond:
+        print('ok %d - %s' % (count, name))
+    else:
+        failures += 1
+        print('not ok %d - %s' % (count, name))
+        for line in repr(extra).splitlines()[:20]:
+            print('#   ' + line[:2000])
+    sys.stdout.flush()
+    return cond
+
+
+def sql(v, q, **kw):
+    """The console's answer to q: (status, JSON) or (None, the exception)."""
+    try:
+        return v.json('/api/sql?q=' + urllib.parse.quote(q), **kw)
+    except Exception as e:  # noqa: BLE001 - a dead server is what we look for
+        return None, e
+
+
+def refused(answer, needle='not authorized'):
+    status, j = answer
+    return status == 200 and isinstance(j, dict) and 'rows' not in j and needle in j.get('error', '')
+
+
+def case_console(wsr, db, tmp):
+    fts = os.path.join(tmp, 'fts.db')
+    shutil.copyfile(db, fts)
+    c = sqlite3.connect(fts)
+    c.execute('CREATE VIRTUAL TABLE notes USING fts4(body)')
+    c.execute("INSERT INTO notes VALUES ('a note about steals')")
+    c.commit()
+    c.close()
+    v = wsrview.View(wsr, fts)
+    try:
+        a1 = sql(v, "SELECT hex(fts3_tokenizer('simple'))")
+        ok(refused(a1), 'fts3_tokenizer(name) is refused (no libsqlite3 address)', a1)
+        a2 = sql(v, "SELECT fts3_tokenizer('simple', x'4141414141414141')")
+        ok(refused(a2), 'fts3_tokenizer(name, pointer) is refused', a2)
+        a3 = sql(v, "SELECT * FROM notes WHERE notes MATCH 'note'")
+        ok(a3[0] == 200 and isinstance(a3[1], dict) and ('error' in a3[1] or 'rows' in a3[1]),
+           'a MATCH on an FTS4 table after them gets an answer (no crash)', a3)
+        alive = v.json('/api/status') if v.proc.poll() is None else (None, None)
+        ok(alive[0] == 200 and v.proc.poll() is None, 'wsr view is still up', v.proc.poll())
+        for q, what in (("SELECT load_extension('/tmp/x.so')", 'load_extension'),
+                        ('PRAGMA user_version = 7', 'a PRAGMA write'),
+                        ('PRAGMA table_info(meta)', 'a PRAGMA read'),
+                        ("ATTACH DATABASE '%s' AS x" % os.path.join(tmp, 'x.db'), 'ATTACH'),
+                        ("SELECT sqlite_compileoption_get(0)", 'sqlite_compileoption_get'),
+                        ("SELECT rtreenode(2, x'00')", 'rtreenode')):
+            a = sql(v, q)
+            ok(a[0] == 200 and 'rows' not in a[1] and a[1].get('error'),
+               'the console refuses %s' % what, a)
+        a = sql(v, 'DELETE FROM meta')
+        ok(a[0] == 200 and 'error' in a[1], 'the console refuses DELETE', a)
+        a = sql(v, 'SELECT count(*), max(json_array_length(runq)) FROM schedtrace')
+        ok(a[0] == 200 and a[1].get('rows') and a[1]['rows'][0][0] > 0,
+           'the console reads the schedtrace view (json_group_array is allowed)', a)
+        a = sql(v, "SELECT printf('%d', count(*)), round(avg(latency_ns)), "
+                   "json_extract('[1,2]', '$[1]') FROM sched_latency")
+        ok(a[0] == 200 and a[1].get('rows'), 'the console runs core, aggregate and JSON '
+           'functions', a)
+    finally:
+        rc = v.stop()
+    ok(rc == 0, 'wsr view exits 0 on SIGTERM after the attempts', rc)
+    meta = sqlite3.connect('file:%s?mode=ro' % fts, uri=True).execute(
+        'SELECT count(*) FROM meta').fetchone()[0]
+    ok(meta > 0, 'the database is unchanged', meta)
+
+
+def main():
+    build = os.environ.get('WSR_BUILD_ROOT', '.')
+    wsr = os.path.join(build, 'analyzer', 'wsr')
+    example = os.path.join(build, 'examples', os.environ.get('WSR_EXAMPLE', 'skewed'))
+    args = os.environ.get('WSR_EXAMPLE_ARGS', '20000 300').split()
+    with tempfile.TemporaryDirectory(prefix='wsr-server-') as tmp:
+        trace = os.path.join(tmp, 'trace')
+        r = subprocess.run([wsr, 'run', '--out', trace, '--lossless', '--', example] + args,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        db = os.path.join(trace, 'trace.db')
+        if not ok(os.path.exists(db), 'wsr run recorded %s' % os.path.basename(example),
+                  r.stderr[-1000:]):
+            print('1..%d' % count)
+            return 1
+        case_console(wsr, db, tmp)
+    print('1..%d' % count)
+    return 1 if failures else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
