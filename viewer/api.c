@@ -6,9 +6,6 @@
  *     connection before any query, so even a bug in the viewer's own SQL
  *     cannot write; the console's queries must also pass
  *     sqlite3_stmt_readonly().
- *   - A console query that runs past its deadline is interrupted by the
- *     progress handler (SQLITE_INTERRUPT), and at most API_SQL_MAX_ROWS rows
- *     are sent, with "truncated": true when more were left.
  *   - Answers hold relative times (ts - meta.start_ts); G details say where
  *     the G came from (the runnable interval that ended at the run's start:
  *     its source) and why the run ended (the running interval's reason).
@@ -16,7 +13,7 @@
  *     the sampled overview (api.h, store_load_preview) if it is; /api/util
  *     and /api/counters never do (their figures would be wrong, not coarse).
  * Concurrency: api_handle() runs on several server threads at once; each
- *   connection is used under its own mutex (db_lock, cdb_lock, sql_lock) and
+ *   connection is used under its own mutex (db_lock, cdb_lock) and
  *   the store and the overview, once published by the lanes thread, are only
  *   read (api.h). The lanes thread builds the overview first, then the lanes,
  *   one after the other: on two cores, running them side by side would slow
@@ -34,14 +31,6 @@
 
 #include "api.h"
 #include "db.h"
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /*
  * The SQL functions a query may call: SQLite's core scalar, aggregate,
@@ -108,14 +97,6 @@ static int ro_authorizer(void *ud, int action, const char *a, const char *b, con
 	default:
 		return SQLITE_DENY;
 	}
-}
-
-/* Interrupts a console query past its deadline (called every 1000 VM steps). */
-static int sql_progress(void *ud)
-{
-	struct api *api = ud;
-
-	return now_ms() > api->sql_deadline_ms;
 }
 
 /*
@@ -458,11 +439,8 @@ int api_open(struct api *api, const char *path, int flags, struct wsr_err *err)
 	}
 	pthread_mutex_init(&api->db_lock, NULL);
 	pthread_mutex_init(&api->cdb_lock, NULL);
-	pthread_mutex_init(&api->sql_lock, NULL);
-	if (api_open_db(path, &api->db, err) < 0 || api_open_db(path, &api->cdb, err) < 0 ||
-	    api_open_db(path, &api->sql, err) < 0)
+	if (api_open_db(path, &api->db, err) < 0 || api_open_db(path, &api->cdb, err) < 0)
 		goto fail;
-	sqlite3_progress_handler(api->sql, 1000, sql_progress, api);
 	if (store_init(&api->st, api->db, err) < 0) {
 		err_push(err, "reading %s", path);
 		goto fail;
@@ -522,11 +500,9 @@ void api_close(struct api *api)
 	store_free(&api->pv);
 	sqlite3_close(api->db);
 	sqlite3_close(api->cdb);
-	sqlite3_close(api->sql);
 	if (api->path != NULL) {
 		pthread_mutex_destroy(&api->db_lock);
 		pthread_mutex_destroy(&api->cdb_lock);
-		pthread_mutex_destroy(&api->sql_lock);
 	}
 	sb_free(&api->latency);
 	free(api->m);
@@ -534,7 +510,7 @@ void api_close(struct api *api)
 	memset(api, 0, sizeof(*api));
 }
 
-static void json_col(struct sbuf *out, sqlite3_stmt *q, int i)
+void api_json_value(struct sbuf *out, sqlite3_stmt *q, int i)
 {
 	switch (sqlite3_column_type(q, i)) {
 	case SQLITE_INTEGER:
@@ -575,7 +551,7 @@ static int64_t rows_json(sqlite3 *db, sqlite3_stmt *q, struct sbuf *out, int64_t
 		for (int i = 0; i < sqlite3_column_count(q); i++) {
 			sb_json_str(out, sqlite3_column_name(q, i));
 			sb_putc(out, ':');
-			json_col(out, q, i);
+			api_json_value(out, q, i);
 			sb_putc(out, ',');
 		}
 		sb_uncomma(out);
@@ -641,7 +617,7 @@ static void info_json(struct api *api, const struct store *st, struct sbuf *out)
 		while (sqlite3_step(q) == SQLITE_ROW) {
 			sb_json_str(out, (const char *)sqlite3_column_text(q, 0));
 			sb_putc(out, ':');
-			json_col(out, q, 1);
+			api_json_value(out, q, 1);
 			sb_putc(out, ',');
 		}
 	}
@@ -918,76 +894,6 @@ out:
 	return ret;
 }
 
-/*
- * The SQL console: one read-only statement, time and row limits. A refused
- * or failed query is still a 200 answer whose "error" says why: the request
- * itself was fine.
- */
-static int api_sql_json(struct api *api, const char *sql, struct sbuf *out)
-{
-	sqlite3_stmt *q = NULL;
-	const char *tail = NULL;
-	int64_t n = 0, t_start = now_ms();
-	int rc, status = 200, ncol;
-
-	api->sql_deadline_ms = t_start + API_SQL_TIME_MS;
-	if (sqlite3_prepare_v2(api->sql, sql, -1, &q, &tail) != SQLITE_OK) {
-		sb_puts(out, "{\"error\":");
-		sb_json_str(out, sqlite3_errmsg(api->sql));
-		sb_putc(out, '}');
-		goto out;
-	}
-	if (q == NULL) {
-		sb_puts(out, "{\"error\":\"empty query\"}");
-		goto out;
-	}
-	while (tail != NULL && (*tail == ' ' || *tail == '\n' || *tail == '\t' || *tail == '\r' ||
-				*tail == ';'))
-		tail++;
-	if (tail != NULL && *tail != '\0') {
-		sb_puts(out, "{\"error\":\"one statement per query\"}");
-		goto out;
-	}
-	if (!sqlite3_stmt_readonly(q)) {
-		sb_puts(out, "{\"error\":\"not authorized: the console is read-only\"}");
-		goto out;
-	}
-	ncol = sqlite3_column_count(q);
-	sb_puts(out, "{\"columns\":[");
-	for (int i = 0; i < ncol; i++) {
-		sb_json_str(out, sqlite3_column_name(q, i));
-		sb_putc(out, ',');
-	}
-	sb_uncomma(out);
-	sb_puts(out, "],\"rows\":[");
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		if (n == API_SQL_MAX_ROWS)
-			break;
-		sb_putc(out, '[');
-		for (int i = 0; i < ncol; i++) {
-			json_col(out, q, i);
-			sb_putc(out, ',');
-		}
-		sb_uncomma(out);
-		sb_puts(out, "],");
-		n++;
-	}
-	sb_uncomma(out);
-	sb_puts(out, "]");
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		sb_puts(out, ",\"error\":");
-		if (rc == SQLITE_INTERRUPT)
-			sb_printf(out, "\"interrupted: over the %d ms limit\"", API_SQL_TIME_MS);
-		else
-			sb_json_str(out, sqlite3_errmsg(api->sql));
-	}
-	sb_printf(out, ",\"truncated\":%s,\"max_rows\":%d,\"ms\":%" PRId64 "}",
-		  rc == SQLITE_ROW ? "true" : "false", API_SQL_MAX_ROWS, now_ms() - t_start);
-out:
-	sqlite3_finalize(q);
-	return status;
-}
-
 static int arg_i64(api_arg_fn arg, void *ctx, const char *name, int64_t *v)
 {
 	const char *s = arg(ctx, name);
@@ -1123,14 +1029,6 @@ int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, str
 		rc = api_latency_json(api, out, &err);
 	} else if (strcmp(name, "util") == 0) {
 		rc = api_util_json(api, out, &err);
-	} else if (strcmp(name, "sql") == 0) {
-		const char *q = arg(ctx, "q");
-		if (q == NULL)
-			goto bad;
-		pthread_mutex_lock(&api->sql_lock);
-		rc = api_sql_json(api, q, out);
-		pthread_mutex_unlock(&api->sql_lock);
-		return rc;
 	} else {
 		sb_puts(out, "{\"error\":\"no such API\"}");
 		return 404;

@@ -26,9 +26,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -37,8 +39,26 @@
 #include "assets.h"
 #include "server.h"
 
-/* Enough that a slow query (the console's limit is 2 s) never stalls the timeline. */
+#define STR_(x) #x
+#define STR(x)  STR_(x)
+#define CONSOLE_BUSY                                                                               \
+	"{\"error\":\"busy: " STR(CONSOLE_QUEUE) " console queries are already waiting; "          \
+	"try again when one is done\"}"
+
+/*
+ * The HTTP threads only answer from memory or with one bounded query: the
+ * console's queries run on console.c's threads while their connection is
+ * suspended, so 4 is plenty.
+ */
 #define SERVER_THREADS 4
+/*
+ * Connections: many more than a browser opens, so that idle or half-sent
+ * ones cannot lock the page out (64 of them did, for the 60 s timeout), and
+ * a short idle timeout. Every client is 127.0.0.1, so a per-IP limit would be
+ * the same limit. Capped by the descriptors the process may open.
+ */
+#define SERVER_MAX_CONNECTIONS 1000
+#define SERVER_IDLE_TIMEOUT_S  10
 
 #define CSP                                                                                        \
 	"default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "                \
@@ -93,6 +113,101 @@ static const char *get_arg(void *ctx, const char *name)
 	return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, name);
 }
 
+/*
+ * A console query in flight: the connection is suspended from the moment it
+ * is queued until its answer is in (sql_done, on a console thread, resumes
+ * it), so no HTTP thread waits for it. lock orders the suspend in handle()
+ * before the resume in sql_done(), which may come first otherwise.
+ */
+struct sql_req {
+	pthread_mutex_t lock;
+	struct MHD_Connection *c;
+	int suspended, done, status; /* under lock */
+	char *body;                  /* under lock; the answer, once done */
+	size_t len;
+};
+
+static void sql_done(void *arg, int status, char *body, size_t len)
+{
+	struct sql_req *r = arg;
+
+	pthread_mutex_lock(&r->lock);
+	r->status = status;
+	r->body = body;
+	r->len = len;
+	r->done = 1;
+	if (r->suspended) {
+		r->suspended = 0;
+		MHD_resume_connection(r->c);
+	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* Called by libmicrohttpd when a request ends, however it ends. */
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+		      enum MHD_RequestTerminationCode toe)
+{
+	struct sql_req *r = *con_cls;
+
+	(void)cls;
+	(void)c;
+	(void)toe;
+	if (r == NULL)
+		return;
+	/* sql_done() may still be inside its critical section: wait it out. */
+	pthread_mutex_lock(&r->lock);
+	pthread_mutex_unlock(&r->lock);
+	pthread_mutex_destroy(&r->lock);
+	free(r->body);
+	free(r);
+	*con_cls = NULL;
+}
+
+/* /api/sql: queue the query and suspend, or (called again) send the answer. */
+static enum MHD_Result handle_sql(struct server *sv, struct MHD_Connection *c, void **con_cls)
+{
+	struct sql_req *r = *con_cls;
+	const char *q;
+
+	if (r != NULL) {
+		char *body;
+		size_t len;
+		int status;
+
+		pthread_mutex_lock(&r->lock);
+		if (!r->done) {
+			pthread_mutex_unlock(&r->lock);
+			return MHD_YES;
+		}
+		body = r->body;
+		len = r->len;
+		status = r->status;
+		r->body = NULL;
+		pthread_mutex_unlock(&r->lock);
+		return reply(c, (unsigned int)status, "application/json; charset=utf-8", body, len,
+			     MHD_RESPMEM_MUST_FREE);
+	}
+	q = get_arg(c, "q");
+	if (q == NULL)
+		return reply_text(c, MHD_HTTP_BAD_REQUEST, "{\"error\":\"bad arguments\"}");
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return MHD_NO;
+	pthread_mutex_init(&r->lock, NULL);
+	r->c = c;
+	*con_cls = r;
+	pthread_mutex_lock(&r->lock);
+	if (console_submit(&sv->console, q, sql_done, r) < 0) {
+		pthread_mutex_unlock(&r->lock);
+		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "application/json; charset=utf-8",
+			     (void *)CONSOLE_BUSY, strlen(CONSOLE_BUSY), MHD_RESPMEM_PERSISTENT);
+	}
+	MHD_suspend_connection(c);
+	r->suspended = 1;
+	pthread_mutex_unlock(&r->lock);
+	return MHD_YES;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload_data,
 			      size_t *upload_size, void **con_cls)
@@ -103,7 +218,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
 	(void)version;
 	(void)upload_data;
-	(void)con_cls;
 	if (host == NULL || strcmp(host, sv->host) != 0)
 		return reply_text(c, MHD_HTTP_MISDIRECTED_REQUEST,
 				  "421 Misdirected Request: this server answers only to its "
@@ -112,6 +226,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "405 Method Not Allowed\n");
 	if (*upload_size != 0)
 		return reply_text(c, MHD_HTTP_BAD_REQUEST, "400 Bad Request\n");
+	if (strcmp(url, "/api/sql") == 0)
+		return handle_sql(sv, c, con_cls);
 	if (strncmp(url, "/api/", 5) == 0) {
 		struct sbuf out;
 		int status;
@@ -132,6 +248,24 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (a == NULL)
 		return reply_text(c, MHD_HTTP_NOT_FOUND, "404 Not Found\n");
 	return reply(c, MHD_HTTP_OK, a->mime, (void *)a->data, a->len, MHD_RESPMEM_PERSISTENT);
+}
+
+/* SERVER_MAX_CONNECTIONS, or fewer if the descriptor limit (raised to its hard limit) is low. */
+static unsigned int max_connections(void)
+{
+	struct rlimit rl;
+	rlim_t want = SERVER_MAX_CONNECTIONS + 64; /* the database, the console, pipes... */
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 64;
+	if (rl.rlim_cur < want && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur >= want)
+		return SERVER_MAX_CONNECTIONS;
+	return rl.rlim_cur > 128 ? (unsigned int)(rl.rlim_cur - 64) : 64;
 }
 
 /*
@@ -157,7 +291,7 @@ int server_start(struct server *sv, struct api *api, uint16_t port, struct wsr_e
 		return -1;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, SOMAXCONN) < 0) {
 		err_push(err, "cannot listen on 127.0.0.1:%u: %s", (unsigned)port, strerror(errno));
 		close(fd);
 		return -1;
@@ -169,23 +303,38 @@ int server_start(struct server *sv, struct api *api, uint16_t port, struct wsr_e
 	}
 	sv->port = ntohs(sa.sin_port);
 	snprintf(sv->host, sizeof(sv->host), "127.0.0.1:%u", (unsigned)sv->port);
+	if (console_start(&sv->console, api->path, err) < 0) {
+		close(fd);
+		return -1;
+	}
+	sv->console_started = 1;
 	/* libmicrohttpd owns fd from here: MHD_stop_daemon() closes it. */
-	sv->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL,
-				      NULL, handle, sv, MHD_OPTION_LISTEN_SOCKET, fd,
-				      MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)SERVER_THREADS,
-				      MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64,
-				      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)60,
-				      MHD_OPTION_END);
+	sv->daemon = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+			MHD_USE_ERROR_LOG,
+		0, NULL, NULL, handle, sv, MHD_OPTION_LISTEN_SOCKET, fd,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)SERVER_THREADS,
+		MHD_OPTION_CONNECTION_LIMIT, max_connections(),
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)SERVER_IDLE_TIMEOUT_S,
+		MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
 	if (sv->daemon == NULL) {
 		err_push(err, "cannot start the HTTP server on 127.0.0.1:%u", (unsigned)sv->port);
 		close(fd);
+		server_stop(sv);
 		return -1;
 	}
 	return 0;
 }
 
+/*
+ * The console first: it answers every query it accepted, which resumes each
+ * suspended connection (libmicrohttpd must not be stopped with one).
+ */
 void server_stop(struct server *sv)
 {
+	if (sv->console_started)
+		console_stop(&sv->console);
+	sv->console_started = 0;
 	if (sv->daemon != NULL)
 		MHD_stop_daemon(sv->daemon);
 	sv->daemon = NULL;

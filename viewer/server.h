@@ -9,6 +9,11 @@
  *     refused with 421 (a DNS-rebinding page would send its own host name).
  *   - Only GET and HEAD; only the embedded assets and /api/NAME answers;
  *     nothing is read from the disk but the database.
+ *   - /api/sql goes to the console (console.h): its own threads, connections
+ *     and bounded queue; the connection is suspended meanwhile, so no HTTP
+ *     thread waits for a console query, and a full queue is answered 503.
+ *   - Many connections (SERVER_MAX_CONNECTIONS) with a short idle timeout,
+ *     so idle or half-sent requests cannot lock the page out.
  * Concurrency: a pool of polling threads answers requests; struct api
  *   serialises each SQLite connection with its own mutex (api.h).
  */
@@ -18,11 +23,14 @@
 #include <stdint.h>
 
 #include "api.h"
+#include "console.h"
 #include "err.h"
 
 struct server {
 	struct MHD_Daemon *daemon;
 	struct api *api;
+	struct console console; /* /api/sql */
+	int console_started;
 	uint16_t port;
 	char host[32]; /* the one Host header accepted */
 };

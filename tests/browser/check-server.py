@@ -8,16 +8,25 @@
 #     FTS4 table crashed wsr-view) get a clean error, the MATCH too, and the
 #     server stays up and exits 0; load_extension, PRAGMA, ATTACH and writes
 #     are refused; the schedtrace view (json_group_array) still works.
+#   load: with 40 slow console queries in flight (each runs into the 2 s
+#     limit; the bounded queue takes 10, the rest get 503 at once) and 100
+#     idle or half-sent connections open (more than the old limit of 64), the
+#     timeline, counters, info and steals answer, and the same as before the
+#     load, while console queries are still running and the idle connections
+#     still open; the idle connections are closed by the server's idle
+#     timeout (before: 60 s), and the console answers again afterwards.
 #
 # usage: check-server.py   (env: WSR_BUILD_ROOT; WSR_EXAMPLE, WSR_EXAMPLE_ARGS)
 # Invariants: loopback only; every wait is bounded; no wall-clock assertion;
 #   everything lives in one temporary directory; servers are stopped by pid.
 import os
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -99,6 +108,96 @@ def case_console(wsr, db, tmp):
     ok(meta > 0, 'the database is unchanged', meta)
 
 
+SLOW = 'WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT count(*) FROM r'
+
+
+def case_load(wsr, db):
+    v = wsrview.View(wsr, db)
+    idle = []
+    try:
+        v.wait_ready()
+        paths = ['/api/timeline?px=800', '/api/counters?px=800', '/api/info', '/api/steals']
+        before = {p: v.get(p)[2] for p in paths}
+        # Idle connections: some never send a byte, some stop inside the headers.
+        for i in range(100):
+            s = socket.create_connection(('127.0.0.1', v.port), timeout=60)
+            if i % 2:
+                s.sendall(b'GET /api/info HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n' % v.port)
+            idle.append(s)
+        answers = []
+        sent = threading.Semaphore(0)
+
+        def slow():
+            c = wsrview.View.__new__(wsrview.View)
+            c.__dict__.update(v.__dict__)
+            try:
+                answers.append(c.json('/api/sql?q=' + urllib.parse.quote(SLOW), timeout=120))
+            except Exception as e:  # noqa: BLE001
+                answers.append((None, repr(e)))
+
+        threads = [threading.Thread(target=slow) for _ in range(40)]
+        for t in threads:
+            t.start()
+        # Until 30 of the 40 have their answer (the 503s come at once): the
+        # other 10 are then still queued or running (2 s each, 2 at a time).
+        for _ in range(1200):
+            if len(answers) >= 30:
+                break
+            threading.Event().wait(0.05)
+        got = {}
+        for p in paths:
+            try:
+                got[p] = v.get(p, timeout=30)
+            except Exception as e:  # noqa: BLE001
+                got[p] = (None, {}, repr(e).encode())
+        running = 40 - len(answers)
+        open_idle = 0
+        for s in idle:
+            s.setblocking(False)
+            try:
+                open_idle += s.recv(1) != b''
+            except BlockingIOError:
+                open_idle += 1
+            except OSError:
+                pass
+            s.setblocking(True)
+        for p in paths:
+            ok(got[p][0] == 200 and got[p][2] == before[p],
+               'under load: %s answers, the same as before' % p, got[p][:1] + (got[p][2][:200],))
+        ok(running > 0, 'those answers came while console queries were still running',
+           (running, [a[0] for a in answers]))
+        ok(open_idle == len(idle), 'and while the 100 idle connections were open', open_idle)
+        for t in threads:
+            t.join(180)
+        busy = [a for a in answers if a[0] == 503]
+        done = [a for a in answers if a[0] == 200]
+        ok(len(answers) == 40 and len(busy) + len(done) == 40 and len(done) >= 10 and
+           all('busy' in a[1].get('error', '') for a in busy) and
+           all('interrupted' in a[1].get('error', '') for a in done),
+           'every console query got an answer: interrupted at the limit, or 503 busy',
+           [(a[0], a[1] if a[0] is None else a[1].get('error')) for a in answers])
+        # The idle connections: closed by the server's idle timeout.
+        closed = 0
+        for s in idle:
+            s.settimeout(30)
+            try:
+                while s.recv(4096):
+                    pass
+                closed += 1
+            except OSError:
+                pass
+        ok(closed == len(idle), 'the server closes idle connections (within 30 s)', closed)
+        a = sql(v, 'SELECT count(*) FROM steals')
+        n = sqlite3.connect('file:%s?mode=ro' % db, uri=True).execute(
+            'SELECT count(*) FROM steals').fetchone()[0]
+        ok(a[0] == 200 and a[1].get('rows') == [[n]], 'the console answers again afterwards', a)
+    finally:
+        for s in idle:
+            s.close()
+        rc = v.stop()
+    ok(rc == 0, 'wsr view exits 0 on SIGTERM after the load', rc)
+
+
 def main():
     build = os.environ.get('WSR_BUILD_ROOT', '.')
     wsr = os.path.join(build, 'analyzer', 'wsr')
@@ -114,6 +213,7 @@ def main():
             print('1..%d' % count)
             return 1
         case_console(wsr, db, tmp)
+        case_load(wsr, db)
     print('1..%d' % count)
     return 1 if failures else 0
 
