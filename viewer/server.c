@@ -5,9 +5,13 @@
  *   - Loopback only: the listening socket is bound to 127.0.0.1, never to
  *     INADDR_ANY, so no other machine can connect.
  *   - DNS rebinding: a hostile page whose name is re-pointed at 127.0.0.1
- *     reaches this port with its own name in Host; every request whose Host
- *     is not "127.0.0.1:PORT" gets 421 Misdirected Request before any
- *     routing.
+ *     reaches this port with its own name in Host; every request without
+ *     exactly one Host, "127.0.0.1:PORT" or "localhost:PORT", gets 421
+ *     Misdirected Request before any routing (guard()).
+ *   - Cross-site requests (guard()): an Origin other than this server is
+ *     403; /api/ also needs Sec-Fetch-Site same-origin or none (if sent)
+ *     and the per-run token in X-WSR-Token, which only the printed URL's
+ *     fragment carries.
  *   - No file serving: URL paths map to the embedded assets or to api.c;
  *     everything else is 404, so there is no path to traverse.
  *   - The database is opened read-only with a read-only authorizer (api.c).
@@ -30,6 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -106,6 +112,96 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned int status,
 {
 	return reply(c, status, "text/plain; charset=utf-8", (void *)msg, strlen(msg),
 		     MHD_RESPMEM_PERSISTENT);
+}
+
+static enum MHD_Result reply_json(struct MHD_Connection *c, unsigned int status, const char *msg)
+{
+	return reply(c, status, "application/json; charset=utf-8", (void *)msg, strlen(msg),
+		     MHD_RESPMEM_PERSISTENT);
+}
+
+/*
+ * The request headers that decide whether a request is ours: how many of
+ * each there are (a duplicate is refused whatever its order) and the value.
+ */
+struct guard_headers {
+	int host, origin, site, token;
+	const char *host_v, *origin_v, *site_v, *token_v;
+};
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				    const char *value)
+{
+	struct guard_headers *h = cls;
+
+	(void)kind;
+	if (key == NULL)
+		return MHD_YES;
+	if (strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) {
+		h->host++;
+		h->host_v = value;
+	} else if (strcasecmp(key, "Origin") == 0) {
+		h->origin++;
+		h->origin_v = value;
+	} else if (strcasecmp(key, "Sec-Fetch-Site") == 0) {
+		h->site++;
+		h->site_v = value;
+	} else if (strcasecmp(key, SERVER_TOKEN_HEADER) == 0) {
+		h->token++;
+		h->token_v = value;
+	}
+	return MHD_YES;
+}
+
+/* Compares without stopping at the first difference (the token is a secret). */
+static int same_secret(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned char d = la != lb;
+
+	for (size_t i = 0; i < la && i < lb; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+/*
+ * 0 if the request may be answered, else the status of the refusal (and
+ * *why): 421 unless there is exactly one Host and it is 127.0.0.1:PORT or
+ * localhost:PORT (DNS rebinding); 403 for an Origin other than this server
+ * (as named by Host); for /api/, 403 unless Sec-Fetch-Site (if sent) is
+ * same-origin or none and the one X-WSR-Token header is this run's token.
+ */
+static unsigned int guard(const struct server *sv, struct MHD_Connection *c, int api,
+			  const char **why)
+{
+	struct guard_headers h = {0};
+	char origin[64];
+
+	MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &h);
+	if (h.host != 1 || h.host_v == NULL ||
+	    (strcmp(h.host_v, sv->host) != 0 && strcmp(h.host_v, sv->host_lh) != 0)) {
+		*why = "421 Misdirected Request: this server answers only to one Host: "
+		       "127.0.0.1:PORT or localhost:PORT\n";
+		return MHD_HTTP_MISDIRECTED_REQUEST;
+	}
+	snprintf(origin, sizeof(origin), "http://%s", h.host_v);
+	if (h.origin > 1 || (h.origin == 1 && (h.origin_v == NULL || strcmp(h.origin_v, origin) != 0))) {
+		*why = "{\"error\":\"403 Forbidden: cross-origin request\"}";
+		return MHD_HTTP_FORBIDDEN;
+	}
+	if (!api)
+		return 0;
+	if (h.site > 1 || (h.site == 1 && (h.site_v == NULL || (strcmp(h.site_v, "same-origin") != 0 &&
+							       strcmp(h.site_v, "none") != 0)))) {
+		*why = "{\"error\":\"403 Forbidden: cross-site request\"}";
+		return MHD_HTTP_FORBIDDEN;
+	}
+	if (h.token != 1 || h.token_v == NULL || !same_secret(h.token_v, sv->token)) {
+		*why = "{\"error\":\"403 Forbidden: missing or wrong " SERVER_TOKEN_HEADER
+		       " (open the URL that wsr view printed: it carries the token)\"}";
+		return MHD_HTTP_FORBIDDEN;
+	}
+	return 0;
 }
 
 static const char *get_arg(void *ctx, const char *name)
@@ -189,7 +285,7 @@ static enum MHD_Result handle_sql(struct server *sv, struct MHD_Connection *c, v
 	}
 	q = get_arg(c, "q");
 	if (q == NULL)
-		return reply_text(c, MHD_HTTP_BAD_REQUEST, "{\"error\":\"bad arguments\"}");
+		return reply_json(c, MHD_HTTP_BAD_REQUEST, "{\"error\":\"bad arguments\"}");
 	r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		return MHD_NO;
@@ -199,8 +295,7 @@ static enum MHD_Result handle_sql(struct server *sv, struct MHD_Connection *c, v
 	pthread_mutex_lock(&r->lock);
 	if (console_submit(&sv->console, q, sql_done, r) < 0) {
 		pthread_mutex_unlock(&r->lock);
-		return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "application/json; charset=utf-8",
-			     (void *)CONSOLE_BUSY, strlen(CONSOLE_BUSY), MHD_RESPMEM_PERSISTENT);
+		return reply_json(c, MHD_HTTP_SERVICE_UNAVAILABLE, CONSOLE_BUSY);
 	}
 	MHD_suspend_connection(c);
 	r->suspended = 1;
@@ -213,15 +308,17 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			      size_t *upload_size, void **con_cls)
 {
 	struct server *sv = cls;
-	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
 	const struct viewer_asset *a;
+	const char *why = NULL;
+	unsigned int refused;
 
 	(void)version;
 	(void)upload_data;
-	if (host == NULL || strcmp(host, sv->host) != 0)
-		return reply_text(c, MHD_HTTP_MISDIRECTED_REQUEST,
-				  "421 Misdirected Request: this server answers only to its "
-				  "loopback address\n");
+	refused = guard(sv, c, strncmp(url, "/api/", 5) == 0, &why);
+	if (refused == MHD_HTTP_MISDIRECTED_REQUEST)
+		return reply_text(c, refused, why);
+	if (refused != 0)
+		return reply_json(c, refused, why);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "405 Method Not Allowed\n");
 	if (*upload_size != 0)
@@ -303,6 +400,18 @@ int server_start(struct server *sv, struct api *api, uint16_t port, struct wsr_e
 	}
 	sv->port = ntohs(sa.sin_port);
 	snprintf(sv->host, sizeof(sv->host), "127.0.0.1:%u", (unsigned)sv->port);
+	snprintf(sv->host_lh, sizeof(sv->host_lh), "localhost:%u", (unsigned)sv->port);
+	{
+		unsigned char rnd[SERVER_TOKEN_BYTES];
+		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+			err_push(err, "cannot make the access token: %s", strerror(errno));
+			close(fd);
+			return -1;
+		}
+		for (size_t i = 0; i < sizeof(rnd); i++)
+			snprintf(sv->token + 2 * i, 3, "%02x", rnd[i]);
+	}
+	snprintf(sv->url, sizeof(sv->url), "http://%s/#token=%s", sv->host, sv->token);
 	if (console_start(&sv->console, api->path, err) < 0) {
 		close(fd);
 		return -1;

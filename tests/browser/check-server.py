@@ -15,6 +15,12 @@
 #     load, while console queries are still running and the idle connections
 #     still open; the idle connections are closed by the server's idle
 #     timeout (before: 60 s), and the console answers again afterwards.
+#   cross-site: the printed URL carries a per-run token (#token=...); /api/
+#     (the console included) needs it in X-WSR-Token: none, a wrong one or
+#     two are refused; an Origin other than the server, a Sec-Fetch-Site of
+#     cross-site or same-site are refused; a second Host header is refused
+#     even when the right one comes first; localhost:PORT is accepted as well
+#     as 127.0.0.1:PORT (and its own Origin with it).
 #
 # usage: check-server.py   (env: WSR_BUILD_ROOT; WSR_EXAMPLE, WSR_EXAMPLE_ARGS)
 # Invariants: loopback only; every wait is bounded; no wall-clock assertion;
@@ -198,6 +204,76 @@ def case_load(wsr, db):
     ok(rc == 0, 'wsr view exits 0 on SIGTERM after the load', rc)
 
 
+def case_cross_site(wsr, db):
+    v = wsrview.View(wsr, db)
+    try:
+        v.wait_ready()
+        ok(v.token is not None and len(v.token) == 32 and v.url.endswith('/#token=' + v.token),
+           'the URL wsr view prints carries a 128-bit token in its fragment', v.line)
+        lh = 'localhost:%d' % v.port
+        q = '/api/sql?q=' + urllib.parse.quote('SELECT count(*) FROM meta')
+        cases = [
+            # (what, path, host, headers, token, expected status)
+            ('the API with the token', '/api/info', None, {}, True, 200),
+            ('the console with the token', q, None, {}, True, 200),
+            ('the API without the token', '/api/info', None, {}, False, 403),
+            ('the console without the token', q, None, {}, False, 403),
+            ('/api/status without the token', '/api/status', None, {}, False, 403),
+            ('a wrong token', '/api/info', None, {'X-WSR-Token': '0' * 32}, False, 403),
+            ('a token one character short', '/api/info', None,
+             {'X-WSR-Token': (v.token or '')[:-1]}, False, 403),
+            ('Origin: http://evil.example', '/api/info', None,
+             {'Origin': 'http://evil.example'}, True, 403),
+            ('Origin: null', q, None, {'Origin': 'null'}, True, 403),
+            ("Origin: localhost's on Host 127.0.0.1", '/api/info', None,
+             {'Origin': 'http://' + lh}, True, 403),
+            ('Origin: the server itself', '/api/info', None,
+             {'Origin': 'http://' + v.host}, True, 200),
+            ('Sec-Fetch-Site: cross-site', q, None, {'Sec-Fetch-Site': 'cross-site'}, True, 403),
+            ('Sec-Fetch-Site: same-site (another port)', '/api/info', None,
+             {'Sec-Fetch-Site': 'same-site'}, True, 403),
+            ('Sec-Fetch-Site: same-origin', '/api/info', None,
+             {'Sec-Fetch-Site': 'same-origin'}, True, 200),
+            ('Sec-Fetch-Site: none', '/api/info', None, {'Sec-Fetch-Site': 'none'}, True, 200),
+            ('Host: localhost:PORT, the API', '/api/info', lh, {}, True, 200),
+            ('Host: localhost:PORT, the page', '/', lh, {}, False, 200),
+            ('Host: localhost:PORT with its own Origin', '/api/info', lh,
+             {'Origin': 'http://' + lh}, True, 200),
+            ('Host: localhost (no port)', '/', 'localhost', {}, False, 421),
+            ('Host: evil.example:PORT', '/api/info', 'evil.example:%d' % v.port, {}, True, 421),
+            ('the page from a cross-site link', '/', None, {'Sec-Fetch-Site': 'cross-site'},
+             False, 200),
+        ]
+        for what, path, host, headers, token, want in cases:
+            try:
+                status = v.get(path, host=host, headers=headers, token=token)[0]
+            except Exception as e:  # noqa: BLE001
+                status = repr(e)
+            ok(status == want, '%s: %d' % (what, want), status)
+        tok = b'X-WSR-Token: %s\r\n' % (v.token or '').encode()
+        good = b'Host: %s\r\n' % v.host.encode()
+        raw = [
+            ('a second Host after the right one', good + b'Host: evil.example\r\n' + tok, 421),
+            ('a second Host before the right one', b'Host: evil.example\r\n' + good + tok, 421),
+            ('the right Host twice', good + good + tok, 421),
+            ('no Host', tok, 421),
+            ('two tokens (the right one first)',
+             good + tok + b'X-WSR-Token: %s\r\n' % (b'0' * 32), 403),
+            ('two Origins (the right one first)',
+             good + tok + b'Origin: http://%s\r\nOrigin: http://evil.example\r\n' %
+             v.host.encode(), 403),
+            ('one Host, one token', good + tok, 200),
+        ]
+        for what, headers, want in raw:
+            for path in ('/api/info', '/') if want == 421 else ('/api/info',):
+                status = v.raw(b'GET %s HTTP/1.1\r\n%sConnection: close\r\n\r\n' %
+                               (path.encode(), headers))
+                ok(status == want, '%s on %s: %d' % (what, path, want), status)
+    finally:
+        rc = v.stop()
+    ok(rc == 0, 'wsr view exits 0 on SIGTERM', rc)
+
+
 def main():
     build = os.environ.get('WSR_BUILD_ROOT', '.')
     wsr = os.path.join(build, 'analyzer', 'wsr')
@@ -214,6 +290,7 @@ def main():
             return 1
         case_console(wsr, db, tmp)
         case_load(wsr, db)
+        case_cross_site(wsr, db)
     print('1..%d' % count)
     return 1 if failures else 0
 

@@ -98,16 +98,19 @@
 
   function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
 
-  async function api(name, params, allowLoading) {
+  /* The per-run token from the URL wsr view printed (#token=...): the server refuses /api/ without it. */
+  const TOKEN = new URLSearchParams(location.hash.slice(1)).get('token') || '';
+
+  async function api(name, params) {
     if (STATIC) {
       if (!(name in STATIC)) throw new Error(name + ' is not in this static report');
       return STATIC[name];
     }
     const qs = new URLSearchParams(params || {}).toString();
     W.requests++;
-    const r = await fetch('/api/' + name + (qs ? '?' + qs : ''));
+    const r = await fetch('/api/' + name + (qs ? '?' + qs : ''), { headers: { 'X-WSR-Token': TOKEN } });
     const j = await r.json();
-    if (!r.ok && !(allowLoading && r.status === 503 && j.loading)) throw new Error(j.error || (r.status + ' ' + r.statusText));
+    if (!r.ok) throw new Error(j.error || (r.status + ' ' + r.statusText));
     return j;
   }
 
@@ -176,10 +179,21 @@
     fetchWindow();
   }
 
+  /* Waits (no 503 polling) until /api/status says a background part is loaded. */
+  async function whenLoaded(part) {
+    if (STATIC) return;
+    for (;;) {
+      const s = await api('status');
+      if (s[part] === 1) return;
+      if (s[part] < 0) throw new Error('loading the ' + part + ' failed (see the server log)');
+      await sleep(300);
+    }
+  }
+
   /* Answers that the server builds in the background say {"loading": true} until ready. */
   async function apiReady(name) {
     for (;;) {
-      const r = await api(name, null, true);
+      const r = await api(name);
       if (!r.loading) return r;
       await sleep(300);
     }
@@ -819,7 +833,8 @@
     $('sql-q').addEventListener('keydown', (e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) runSql(); });
     try {
       /* /api/util and /api/latency are the report's figures, loaded after the lanes. */
-      const [st, ut, la] = await Promise.all([api('steals'), apiReady('util'), apiReady('latency')]);
+      const util = whenLoaded('metrics').then(() => api('util'));
+      const [st, ut, la] = await Promise.all([api('steals'), util, apiReady('latency')]);
       drawSteals(st);
       drawUtil(ut);
       drawLatency(la);
