@@ -631,6 +631,7 @@ void api_info_json(struct api *api, struct sbuf *out)
 	info_json(api, &api->st, out);
 }
 
+/* The steal_graph rows (as the report's matrix) and the report's totals; requires metrics_ready. */
 int api_steals_json(struct api *api, struct sbuf *out, struct wsr_err *err)
 {
 	sb_puts(out, "{\"edges\":");
@@ -638,11 +639,8 @@ int api_steals_json(struct api *api, struct sbuf *out, struct wsr_err *err)
 		       "SELECT thief, victim, steals, gs FROM steal_graph ORDER BY thief, victim",
 		       out, INT64_MAX, err, 0, NULL) < 0)
 		return -1;
-	sb_puts(out, ",\"total\":");
-	if (query_json(api->db, "SELECT count(*) AS steals, coalesce(sum(n), 0) AS gs FROM steals",
-		       out, 1, err, 0, NULL) < 0)
-		return -1;
-	sb_putc(out, '}');
+	sb_printf(out, ",\"total\":[{\"steals\":%" PRId64 ",\"gs\":%" PRId64 "}]}", api->m->steals,
+		  api->m->stolen);
 	return 0;
 }
 
@@ -970,8 +968,10 @@ int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, str
 		return 200;
 	}
 	if (strcmp(name, "info") == 0 || strcmp(name, "timeline") == 0 ||
-	    strcmp(name, "counters") == 0 || strcmp(name, "util") == 0) {
-		int c = strcmp(name, "counters") == 0, u = strcmp(name, "util") == 0;
+	    strcmp(name, "counters") == 0 || strcmp(name, "util") == 0 ||
+	    strcmp(name, "steals") == 0) {
+		int c = strcmp(name, "counters") == 0;
+		int u = strcmp(name, "util") == 0 || strcmp(name, "steals") == 0;
 		/* load-acquire; pairs with the store-release in load_part(). */
 		int st = atomic_load_explicit(c   ? &api->counters_ready
 					      : u ? &api->metrics_ready

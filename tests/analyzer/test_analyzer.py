@@ -40,7 +40,8 @@
 #       `wsr view` (its HTTP API) and `wsr report --format json` give the same
 #       figures for the same database: latency count, p50, p90, p99 and max
 #       (on a trace of exactly 50 samples, where the nearest-rank p99 is the
-#       maximum), the schedtrace lines, the per-P figures, the steal matrix.
+#       maximum), the schedtrace lines, the per-P figures, the steal matrix
+#       and totals.
 #
 # Invariants: every temporary file lives under one TemporaryDirectory;
 #   no assertion depends on wall-clock time.
@@ -1069,6 +1070,10 @@ def check_viewer_agrees(wsr, dbpath, interval_ns, what):
     want_e = [[e['thief'], e['victim'], e['steals'], e['gs']] for e in rep['steal_matrix']]
     ok(edges == want_e, '%s: viewer steal graph == the report\'s steal matrix' % what,
        (edges, want_e))
+    tot = steals.get('total', [{}])[0]
+    ok(tot.get('steals') == met['steals'] and tot.get('gs') == met['stolen'],
+       '%s: viewer steal totals == the report\'s steals and stolen' % what, (tot, met['steals'],
+                                                                           met['stolen']))
     return lat
 
 

@@ -832,9 +832,9 @@
     $('sql-run').addEventListener('click', runSql);
     $('sql-q').addEventListener('keydown', (e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) runSql(); });
     try {
-      /* /api/util and /api/latency are the report's figures, loaded after the lanes. */
+      /* /api/util, /api/steals and /api/latency carry the report's figures, loaded after the lanes. */
       const util = whenLoaded('metrics').then(() => api('util'));
-      const [st, ut, la] = await Promise.all([api('steals'), util, apiReady('latency')]);
+      const [st, ut, la] = await Promise.all([util.then(() => api('steals')), util, apiReady('latency')]);
       drawSteals(st);
       drawUtil(ut);
       drawLatency(la);
