@@ -60,6 +60,7 @@ int db_prepare(sqlite3 *db, sqlite3_stmt **st, const char *sql, struct wsr_err *
 int db_create(const char *path, sqlite3 **out, struct wsr_err *err)
 {
 	sqlite3 *db = NULL;
+	char *view = NULL;
 	int ret = -1;
 
 	/* The analyzer uses SQLite from one thread: no mutexes (fails harmlessly
@@ -82,8 +83,15 @@ int db_create(const char *path, sqlite3 **out, struct wsr_err *err)
 		err_push(err, "creating the schema in %s", path);
 		goto out;
 	}
+	/* The one definition of the schedtrace rows, also run by metrics.c. */
+	view = sqlite3_mprintf("CREATE VIEW schedtrace AS\n%s", wsr_sql_schedtrace);
+	if (view == NULL || db_exec(db, view, err) < 0) {
+		err_push(err, "creating the schedtrace view in %s", path);
+		goto out;
+	}
 	ret = 0;
 out:
+	sqlite3_free(view);
 	if (ret < 0 && db != NULL) {
 		sqlite3_close(db);
 		db = NULL;

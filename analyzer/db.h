@@ -4,7 +4,7 @@
  *
  * Invariants:
  *   - db_create() makes a new file with the schema of sql/schema.sql and
- *     sql/views.sql and leaves a transaction open; db_finish() builds the
+ *     sql/views.sql (plus the view `schedtrace` over sql/schedtrace.sql) and leaves a transaction open; db_finish() builds the
  *     indexes (sql/indexes.sql) and commits. The caller renames the file.
  *   - db_open_ro() refuses a file whose user_version is not WSR_DB_VERSION.
  *   - Every SQLite rc is checked; failures push sqlite3_errmsg() as a cause.
@@ -24,6 +24,8 @@
 extern const char wsr_sql_schema[];
 extern const char wsr_sql_views[];
 extern const char wsr_sql_indexes[];
+/* The body of the `schedtrace` view: a SELECT over schedtrace_ticks(k, ts). */
+extern const char wsr_sql_schedtrace[];
 
 int db_create(const char *path, sqlite3 **out, struct wsr_err *err);
 int db_finish(sqlite3 *db, struct wsr_err *err);

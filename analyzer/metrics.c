@@ -7,7 +7,14 @@
  * figures that would need a pass over them (time integrals of the counters,
  * the latency percentiles) are computed once during ingestion and kept in
  * meta (idle_while_*_ns, latency_*), so a report on a 10M-event database
- * takes well under 2 s.
+ * takes well under 2 s. Two exceptions, each read by one caller: the
+ * latency histogram (latency_hist_load, the viewer's picture) scans
+ * sched_latency once; the schedtrace rows run sql/schedtrace.sql, index
+ * lookups per instant.
+ *
+ * One place per figure: the viewer and the HTML report link this file and
+ * read struct metrics, latency_hist and schedtrace_row like `wsr report`,
+ * `check` and `diff` do, so none of them can print another number.
  *
  * Invariants:
  *   - Read-only; every SQLite rc is checked and reported with errmsg.
@@ -445,75 +452,208 @@ int metrics_diagnose(const struct metrics *m, struct diag *out, int max)
 	return n;
 }
 
+/* ---- per-P shares ---- */
+
+void metrics_p_pcts(const struct metrics *m, int p, double out[5])
+{
+	const struct p_metrics *pm = &m->p[p];
+	double d = m->duration_ns > 0 ? (double)m->duration_ns : 1;
+
+	out[0] = 100.0 * (double)pm->running_ns / d;
+	out[1] = 100.0 * (double)pm->idle_ns / d;
+	out[2] = 100.0 * (double)pm->spinning_ns / d;
+	out[3] = 100.0 * (double)pm->syscall_ns / d;
+	out[4] = 100.0 * (double)pm->other_ns / d;
+}
+
+/* ---- latency histogram ---- */
+
+const char *const latency_sources[LATENCY_SOURCES] = {"runnext", "local", "global", "steal",
+						      "netpoll", "timer", "other"};
+
+int latency_hist_load(sqlite3 *db, struct latency_hist *h, int (*stop)(void *), void *arg,
+		      struct wsr_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	memset(h, 0, sizeof(*h));
+	h->lo = LATENCY_BUCKETS;
+	h->hi = -1;
+	if (prep(db, &st, "SELECT latency_ns, source FROM sched_latency", err) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t v = sqlite3_column_int64(st, 0);
+		const char *src = (const char *)sqlite3_column_text(st, 1);
+		int b = 0, s = LATENCY_SOURCES - 1;
+
+		if ((h->n & 0xffff) == 0 && stop != NULL && stop(arg)) {
+			sqlite3_finalize(st);
+			err_push(err, "cancelled");
+			return -1;
+		}
+		if (h->n == 0 || v < h->min_ns)
+			h->min_ns = v;
+		if (h->n == 0 || v > h->max_ns)
+			h->max_ns = v;
+		h->n++;
+		h->sum_ns += (double)v;
+		while (b < LATENCY_BUCKETS - 1 && v >= ((int64_t)2 << b))
+			b++;
+		for (int i = 0; src != NULL && i < LATENCY_SOURCES - 1; i++)
+			if (strcmp(src, latency_sources[i]) == 0)
+				s = i;
+		h->counts[b][s]++;
+		if (b < h->lo)
+			h->lo = b;
+		if (b > h->hi)
+			h->hi = b;
+	}
+	return done(db, st, rc, err);
+}
+
 /* ---- schedtrace reconstruction ---- */
 
-static const char *const p_status_name[] = {"idle", "running", "syscall", "spinning"};
-
-int schedtrace_line(sqlite3 *db, const struct metrics *m, int64_t ts, bool detail, char *buf,
-		    size_t size, struct wsr_err *err)
+/*
+ * The rows of sql/schedtrace.sql over a schedtrace_ticks of our own: the
+ * common table expression shadows the view of that name (views.sql), so
+ * this is the view's own SELECT at another interval.
+ */
+static int st_prepare(sqlite3 *db, const char *ticks, sqlite3_stmt **q, struct wsr_err *err)
 {
-	sqlite3_stmt *c = NULL, *pc = NULL, *ps = NULL, *ms = NULL, *cur = NULL;
-	size_t off = 0;
-	int ret = -1, rc;
-	int64_t idle = 0, threads = 0, spinning = 0, idlem = 0, globl = 0;
+	char *sql = sqlite3_mprintf("WITH RECURSIVE schedtrace_ticks(k, ts) AS (%s)\n%s", ticks,
+				    wsr_sql_schedtrace);
+	int ret;
+
+	if (sql == NULL) {
+		err_push(err, "out of memory");
+		return -1;
+	}
+	ret = prep(db, q, sql, err);
+	sqlite3_free(sql);
+	return ret;
+}
+
+int schedtrace_prepare(sqlite3 *db, int64_t interval_ns, int64_t max_rows, sqlite3_stmt **q,
+		       struct wsr_err *err)
+{
+	*q = NULL;
+	if (interval_ns <= 0 || max_rows <= 0) {
+		err_push(err, "the schedtrace interval and row count must be positive");
+		return -1;
+	}
+	if (st_prepare(db,
+		       "SELECT 1, start_ts + ?1 FROM trace_info WHERE start_ts + ?1 <= end_ts\n"
+		       "  UNION ALL SELECT k + 1, st.ts + ?1 FROM schedtrace_ticks st, trace_info ti\n"
+		       "  WHERE st.ts + ?1 <= ti.end_ts AND k < ?2",
+		       q, err) < 0)
+		return -1;
+	sqlite3_bind_int64(*q, 1, interval_ns);
+	sqlite3_bind_int64(*q, 2, max_rows);
+	return 0;
+}
+
+int schedtrace_prepare_at(sqlite3 *db, int64_t ts, sqlite3_stmt **q, struct wsr_err *err)
+{
+	*q = NULL;
+	if (st_prepare(db, "SELECT 1, ?1", q, err) < 0)
+		return -1;
+	sqlite3_bind_int64(*q, 1, ts);
+	return 0;
+}
+
+/* A JSON array of integers (json_group_array's output) into v; returns the count. */
+static int int_array(const unsigned char *s, int64_t *v, int max)
+{
+	const char *p = (const char *)s;
+	int n = 0;
+
+	if (p == NULL || *p++ != '[')
+		return 0;
+	while (n < max) {
+		char *end;
+		while (*p == ' ' || *p == ',')
+			p++;
+		int64_t x = strtoll(p, &end, 10);
+		if (end == p)
+			break;
+		v[n++] = x;
+		p = end;
+	}
+	return n;
+}
+
+int schedtrace_next(sqlite3 *db, sqlite3_stmt *q, struct schedtrace_row *r, struct wsr_err *err)
+{
+	/* The columns of sql/schedtrace.sql, in its order. */
+	int rc = sqlite3_step(q);
+
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (rc != SQLITE_ROW) {
+		err_push(err, "sqlite: schedtrace: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	r->t_ms = sqlite3_column_int64(q, 0);
+	r->ts = sqlite3_column_int64(q, 1);
+	r->gomaxprocs = sqlite3_column_int64(q, 2);
+	r->idleprocs = sqlite3_column_int64(q, 3);
+	r->threads = sqlite3_column_int64(q, 4);
+	r->spinningthreads = sqlite3_column_int64(q, 5);
+	r->needspinning = sqlite3_column_int64(q, 6);
+	r->idlethreads = sqlite3_column_int64(q, 7);
+	r->runqueue = sqlite3_column_int64(q, 8);
+	r->np = int_array(sqlite3_column_text(q, 9), r->runq, METRICS_MAX_P);
+	if (int_array(sqlite3_column_text(q, 10), r->schedticks, METRICS_MAX_P) != r->np) {
+		err_push(err, "schedtrace: runq and schedticks have different lengths");
+		return -1;
+	}
+	r->t = sqlite3_column_int64(q, 11);
+	r->runnable_gs = sqlite3_column_int64(q, 12);
+	r->running_gs = sqlite3_column_int64(q, 13);
+	return 1;
+}
 
 #define OUT(...)                                          \
  do {                                                     \
   if (off < size) {                                       \
    int w_ = snprintf(buf + off, size - off, __VA_ARGS__); \
    off = w_ > 0 ? off + (size_t)w_ : off;                 \
+  } else {                                                \
+   off += (size_t)snprintf(NULL, 0, __VA_ARGS__);         \
   }                                                       \
  } while (0)
 
-	if (prep(db, &c,
-		 "SELECT idle_ps, threads, spinning_ms, idle_ms, global_len FROM counters WHERE ts "
-		 "<= ? ORDER BY ts DESC LIMIT 1",
-		 err) < 0 ||
-	    prep(db, &pc,
-		 "SELECT runq, schedticks FROM p_counters WHERE p = ? AND ts <= ? ORDER BY ts "
-		 "DESC LIMIT 1",
-		 err) < 0)
-		goto out;
-	sqlite3_bind_int64(c, 1, ts);
-	rc = sqlite3_step(c);
-	if (rc == SQLITE_ROW) {
-		idle = sqlite3_column_int64(c, 0);
-		threads = sqlite3_column_int64(c, 1);
-		spinning = sqlite3_column_int64(c, 2);
-		idlem = sqlite3_column_int64(c, 3);
-		globl = sqlite3_column_int64(c, 4);
-	} else if (rc != SQLITE_DONE) {
-		err_push(err, "sqlite: %s", sqlite3_errmsg(db));
-		goto out;
-	}
-	OUT("SCHED %" PRId64 "ms: gomaxprocs=%d idleprocs=%" PRId64 " threads=%" PRId64
-	    " spinningthreads=%" PRId64 " needspinning=0 idlethreads=%" PRId64 " runqueue=%" PRId64,
-	    (ts - m->start_ts) / 1000000, m->gomaxprocs, idle, threads, spinning, idlem, globl);
-	int64_t runq[METRICS_MAX_P] = {0}, ticks[METRICS_MAX_P] = {0};
-	for (int p = 0; p < m->np; p++) {
-		sqlite3_reset(pc);
-		sqlite3_bind_int(pc, 1, p);
-		sqlite3_bind_int64(pc, 2, ts);
-		rc = sqlite3_step(pc);
-		if (rc == SQLITE_ROW) {
-			runq[p] = sqlite3_column_int64(pc, 0);
-			ticks[p] = sqlite3_column_int64(pc, 1);
-		} else if (rc != SQLITE_DONE) {
-			err_push(err, "sqlite: %s", sqlite3_errmsg(db));
-			goto out;
-		}
-	}
-	if (!detail) {
-		for (int p = 0; p < m->np; p++)
-			OUT("%s%" PRId64 "%s", p == 0 ? " [ " : " ", runq[p],
-			    p == m->np - 1 ? " ]" : "");
-		OUT(" schedticks=[ ");
-		for (int p = 0; p < m->np; p++)
-			OUT("%" PRId64 " ", ticks[p]);
-		OUT("]");
-		ret = 0;
-		goto out;
-	}
+size_t schedtrace_format(const struct schedtrace_row *r, char *buf, size_t size)
+{
+	size_t off = 0;
+
+	if (size > 0)
+		buf[0] = '\0';
+	OUT("SCHED %" PRId64 "ms: gomaxprocs=%" PRId64 " idleprocs=%" PRId64 " threads=%" PRId64
+	    " spinningthreads=%" PRId64 " needspinning=%" PRId64 " idlethreads=%" PRId64
+	    " runqueue=%" PRId64,
+	    r->t_ms, r->gomaxprocs, r->idleprocs, r->threads, r->spinningthreads, r->needspinning,
+	    r->idlethreads, r->runqueue);
+	for (int p = 0; p < r->np; p++)
+		OUT("%s%" PRId64 "%s", p == 0 ? " [ " : " ", r->runq[p], p == r->np - 1 ? " ]" : "");
+	OUT(" schedticks=[ ");
+	for (int p = 0; p < r->np; p++)
+		OUT("%" PRId64 " ", r->schedticks[p]);
+	OUT("]");
+	return off;
+}
+
+static const char *const p_status_name[] = {"idle", "running", "syscall", "spinning"};
+
+int schedtrace_detail(sqlite3 *db, const struct schedtrace_row *r, char *buf, size_t size,
+		      struct wsr_err *err)
+{
+	sqlite3_stmt *ps = NULL, *ms = NULL, *cur = NULL;
+	size_t off = size > 0 ? strlen(buf) : 0;
+	int64_t ts = r->ts;
+	int ret = -1, rc;
+
 	if (prep(db, &ps,
 		 "SELECT state, m FROM p_state WHERE p = ? AND start_ts <= ? ORDER BY start_ts DESC "
 		 "LIMIT 1",
@@ -529,7 +669,7 @@ int schedtrace_line(sqlite3 *db, const struct metrics *m, int64_t ts, bool detai
 		 "'g_stop') ORDER BY ts DESC, id DESC LIMIT 1",
 		 err) < 0)
 		goto out;
-	for (int p = 0; p < m->np; p++) {
+	for (int p = 0; p < r->np; p++) {
 		const char *state = "idle";
 		int64_t holder = -1;
 		sqlite3_reset(ps);
@@ -547,7 +687,7 @@ int schedtrace_line(sqlite3 *db, const struct metrics *m, int64_t ts, bool detai
 		int status = strcmp(state, "idle") == 0 ? 0 : strcmp(state, "syscall") == 0 ? 2 : 1;
 		OUT("\n  P%d: status=%d schedtick=%" PRId64 " m=%" PRId64 " runqsize=%" PRId64
 		    " state=%s",
-		    p, status, ticks[p], holder, runq[p], state);
+		    p, status, r->schedticks[p], holder, r->runq[p], state);
 	}
 	sqlite3_bind_int64(ms, 1, ts);
 	while ((rc = sqlite3_step(ms)) == SQLITE_ROW) {
@@ -576,11 +716,41 @@ int schedtrace_line(sqlite3 *db, const struct metrics *m, int64_t ts, bool detai
 	}
 	ret = 0;
 out:
-#undef OUT
-	sqlite3_finalize(c);
-	sqlite3_finalize(pc);
 	sqlite3_finalize(ps);
 	sqlite3_finalize(ms);
 	sqlite3_finalize(cur);
+	return ret;
+}
+
+#undef OUT
+
+int schedtrace_line(sqlite3 *db, const struct metrics *m, int64_t ts, bool detail, char *buf,
+		    size_t size, struct wsr_err *err)
+{
+	struct schedtrace_row *r = malloc(sizeof(*r));
+	sqlite3_stmt *q = NULL;
+	int ret = -1, rc;
+
+	(void)m;
+	if (r == NULL) {
+		err_push(err, "out of memory");
+		return -1;
+	}
+	if (schedtrace_prepare_at(db, ts, &q, err) < 0)
+		goto out;
+	rc = schedtrace_next(db, q, r, err);
+	if (rc < 0)
+		goto out;
+	if (rc == 0) {
+		err_push(err, "schedtrace: no row at %" PRId64, ts);
+		goto out;
+	}
+	schedtrace_format(r, buf, size);
+	if (detail && schedtrace_detail(db, r, buf, size, err) < 0)
+		goto out;
+	ret = 0;
+out:
+	sqlite3_finalize(q);
+	free(r);
 	return ret;
 }

@@ -9,6 +9,9 @@
  *     in its name (_pct, _us, _ms) and in docs/report.md; figures that the
  *     discarded events may have touched are flagged `lossy` in metric_info.
  *   - Percentiles are exact (nearest-rank over all samples).
+ *   - One place per figure: the report, `wsr check`, `wsr diff`, the viewer
+ *     and the HTML report all read the figures from here (struct metrics,
+ *     latency_hist, schedtrace_row); none recomputes one itself.
  * Concurrency: one thread per struct metrics / connection.
  */
 #ifndef WSR_ANALYZER_METRICS_H
@@ -79,6 +82,55 @@ extern const struct diag_rule diag_rules[];
 extern const int diag_rule_count;
 
 int metrics_diagnose(const struct metrics *m, struct diag *out, int max);
+
+/* A P's share of the run by state, % of duration_ns: running Gs, idle,
+ * spinning, syscall, and the rest (scheduling: held with no G running). */
+void metrics_p_pcts(const struct metrics *m, int p, double out[5]);
+
+/*
+ * The scheduling-latency histogram of sched_latency (the viewer's picture):
+ * bucket b holds [2^b, 2^(b+1)) ns (bucket 0 also 0 and 1), split by where
+ * the G was taken from (latency_sources; the last one, "other", takes the
+ * rest). count, percentiles and max are struct metrics' (meta.latency_*);
+ * these are the figures only the histogram has.
+ */
+enum { LATENCY_BUCKETS = 48, LATENCY_SOURCES = 7 };
+extern const char *const latency_sources[LATENCY_SOURCES];
+struct latency_hist {
+	int64_t n, min_ns, max_ns;
+	double sum_ns;
+	int lo, hi; /* the first and last bucket used; lo > hi when n == 0 */
+	int64_t counts[LATENCY_BUCKETS][LATENCY_SOURCES];
+};
+/* stop(arg), if not NULL, is polled now and then: when it returns non-zero
+ * the scan ends with an error ("cancelled"). */
+int latency_hist_load(sqlite3 *db, struct latency_hist *h, int (*stop)(void *), void *arg,
+		      struct wsr_err *err);
+
+/*
+ * The reconstructed schedtrace (sql/schedtrace.sql, the body of the view
+ * `schedtrace`): the rows at start_ts + k * interval_ns for k = 1, 2, ...
+ * up to end_ts (at most max_rows), or the one row at ts. The view, `wsr
+ * report` and the viewer all read these rows.
+ */
+struct schedtrace_row {
+	int64_t t_ms, ts, t; /* t_ms: the "SCHED Nms" label; t: ns after start_ts */
+	int64_t gomaxprocs, idleprocs, threads, spinningthreads, needspinning, idlethreads;
+	int64_t runqueue, runnable_gs, running_gs;
+	int np; /* entries of runq and schedticks (the rows of table p) */
+	int64_t runq[METRICS_MAX_P], schedticks[METRICS_MAX_P];
+};
+int schedtrace_prepare(sqlite3 *db, int64_t interval_ns, int64_t max_rows, sqlite3_stmt **q,
+		       struct wsr_err *err);
+int schedtrace_prepare_at(sqlite3 *db, int64_t ts, sqlite3_stmt **q, struct wsr_err *err);
+/* Steps q: 1 with the row in *r, 0 at the end, -1 on error. */
+int schedtrace_next(sqlite3 *db, sqlite3_stmt *q, struct schedtrace_row *r, struct wsr_err *err);
+/* Go's SCHED line of a row (no newline); returns the length it needed. */
+size_t schedtrace_format(const struct schedtrace_row *r, char *buf, size_t size);
+/* Appends the P and M lines of Go's scheddetail at r->ts to the string in
+ * buf (size bytes in all; the text is cut there). */
+int schedtrace_detail(sqlite3 *db, const struct schedtrace_row *r, char *buf, size_t size,
+		      struct wsr_err *err);
 
 /* The runtime's Go-format schedtrace at ts (one line, no newline), and with
  * detail the P and M lines after it (Go's scheddetail shape). */

@@ -177,10 +177,15 @@ static void load_run_meta(struct report *r)
 	describe_exit(r);
 }
 
+/* The SCHED lines: the rows of sql/schedtrace.sql at r->interval (metrics.h). */
 static int build_schedtrace(struct report *r, struct wsr_err *err)
 {
 	const struct metrics *m = r->m;
 	int64_t n = r->interval > 0 ? m->duration_ns / r->interval : 0;
+	struct schedtrace_row *row = NULL;
+	sqlite3_stmt *q = NULL;
+	char *buf = NULL;
+	int ret = -1, rc = 0;
 
 	if (n > MAX_LINES) {
 		err_input(err, "--interval %" PRId64 " ns gives %" PRId64 " lines (at most %d)",
@@ -188,31 +193,37 @@ static int build_schedtrace(struct report *r, struct wsr_err *err)
 		return -1;
 	}
 	r->lines = calloc((size_t)(n > 0 ? n : 1), sizeof(*r->lines));
-	if (r->lines == NULL) {
+	buf = malloc(LINE_SIZE);
+	row = malloc(sizeof(*row));
+	if (r->lines == NULL || buf == NULL || row == NULL) {
 		err_push(err, "out of memory");
-		return -1;
+		goto out;
 	}
-	char *buf = malloc(LINE_SIZE);
-	if (buf == NULL) {
-		err_push(err, "out of memory");
-		return -1;
+	if (n == 0) {
+		ret = 0;
+		goto out;
 	}
-	for (int64_t k = 1; k <= n; k++) {
-		int64_t ts = m->start_ts + k * r->interval;
-		if (schedtrace_line(r->db, m, ts, r->detail, buf, LINE_SIZE, err) < 0) {
-			free(buf);
-			return -1;
-		}
+	if (schedtrace_prepare(r->db, r->interval, n, &q, err) < 0)
+		goto out;
+	while (r->nlines < n && (rc = schedtrace_next(r->db, q, row, err)) == 1) {
+		schedtrace_format(row, buf, LINE_SIZE);
+		if (r->detail && schedtrace_detail(r->db, row, buf, LINE_SIZE, err) < 0)
+			goto out;
 		r->lines[r->nlines] = strdup(buf);
 		if (r->lines[r->nlines] == NULL) {
-			free(buf);
 			err_push(err, "out of memory");
-			return -1;
+			goto out;
 		}
 		r->nlines++;
 	}
+	if (r->nlines < n && rc < 0)
+		goto out;
+	ret = 0;
+out:
+	sqlite3_finalize(q);
+	free(row);
 	free(buf);
-	return 0;
+	return ret;
 }
 
 static double mv(const struct metrics *m, const char *name)
@@ -221,18 +232,6 @@ static double mv(const struct metrics *m, const char *name)
 
 	metric_value(m, name, &v);
 	return v;
-}
-
-static void p_pcts(const struct metrics *m, int p, double out[5])
-{
-	const struct p_metrics *pm = &m->p[p];
-	double d = m->duration_ns > 0 ? (double)m->duration_ns : 1;
-
-	out[0] = 100.0 * (double)pm->running_ns / d;
-	out[1] = 100.0 * (double)pm->idle_ns / d;
-	out[2] = 100.0 * (double)pm->spinning_ns / d;
-	out[3] = 100.0 * (double)pm->syscall_ns / d;
-	out[4] = 100.0 * (double)pm->other_ns / d;
 }
 
 static int print_discarded(struct report *r, FILE *f, bool md, struct wsr_err *err)
@@ -373,7 +372,7 @@ static int print_text(struct report *r, FILE *f, bool md, struct wsr_err *err)
 	for (int p = 0; p < m->np; p++) {
 		const struct p_metrics *pm = &m->p[p];
 		double v[5];
-		p_pcts(m, p, v);
+		metrics_p_pcts(m, p, v);
 		char in[48], out[48];
 		snprintf(in, sizeof(in), "%" PRId64 " (%" PRId64 ")", pm->steals_in, pm->gs_in);
 		snprintf(out, sizeof(out), "%" PRId64 " (%" PRId64 ")", pm->steals_out, pm->gs_out);
@@ -504,7 +503,7 @@ static int print_json(struct report *r, FILE *f, struct wsr_err *err)
 	for (int p = 0; p < m->np; p++) {
 		const struct p_metrics *pm = &m->p[p];
 		double v[5];
-		p_pcts(m, p, v);
+		metrics_p_pcts(m, p, v);
 		fprintf(f,
 			"%s\n    {\"p\": %d, \"running_pct\": %.3f, \"idle_pct\": %.3f, "
 			"\"spinning_pct\": %.3f, \"syscall_pct\": %.3f, \"sched_pct\": %.3f, "
@@ -652,7 +651,7 @@ static int print_dot(struct report *r, FILE *f, struct wsr_err *err)
 	fprintf(f, "digraph steals {\n  rankdir=LR;\n  node [shape=circle];\n");
 	for (int p = 0; p < m->np; p++) {
 		double v[5];
-		p_pcts(m, p, v);
+		metrics_p_pcts(m, p, v);
 		fprintf(f, "  P%d [label=\"P%d\\n%.0f%% running\"];\n", p, p, v[0]);
 	}
 	if (sqlite3_prepare_v2(r->db, "SELECT max(gs) FROM steal_graph", -1, &st, NULL) ==

@@ -2,12 +2,10 @@
  * api.c - JSON answers of the viewer (see api.h) and the read-only guards.
  *
  * Invariants:
- *   - The authorizer is installed on both connections before any query, so
- *     even a bug in the viewer's own SQL cannot write; the console's queries
- *     must also pass sqlite3_stmt_readonly().
- *   - A console query that runs past its deadline is interrupted by the
- *     progress handler (SQLITE_INTERRUPT), and at most API_SQL_MAX_ROWS rows
- *     are sent, with "truncated": true when more were left.
+ *   - The authorizer (reads and safe_functions only) is installed on every
+ *     connection before any query, so even a bug in the viewer's own SQL
+ *     cannot write; the console's queries must also pass
+ *     sqlite3_stmt_readonly().
  *   - Answers hold relative times (ts - meta.start_ts); G details say where
  *     the G came from (the runnable interval that ended at the run's start:
  *     its source) and why the run ended (the running interval's reason).
@@ -15,7 +13,7 @@
  *     the sampled overview (api.h, store_load_preview) if it is; /api/util
  *     and /api/counters never do (their figures would be wrong, not coarse).
  * Concurrency: api_handle() runs on several server threads at once; each
- *   connection is used under its own mutex (db_lock, cdb_lock, sql_lock) and
+ *   connection is used under its own mutex (db_lock, cdb_lock) and
  *   the store and the overview, once published by the lanes thread, are only
  *   read (api.h). The lanes thread builds the overview first, then the lanes,
  *   one after the other: on two cores, running them side by side would slow
@@ -34,19 +32,53 @@
 #include "api.h"
 #include "db.h"
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
+/*
+ * The SQL functions a query may call: SQLite's core scalar, aggregate,
+ * window, date, math and JSON functions, which only compute a value from
+ * their arguments (sorted, for bsearch; compared without case). Everything
+ * else is refused, in particular fts3_tokenizer() (the one-argument form
+ * returns a pointer into libsqlite3, the two-argument form installs one: a
+ * later MATCH jumps there), load_extension(), the FTS and R*Tree helpers
+ * (match, snippet, optimize, which writes, rtreenode, which parses a blob),
+ * sqlite_log() and the compile-option probes.
+ */
+static const char *const safe_functions[] = {
+	"->", "->>", "abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "avg",
+	"ceil", "ceiling", "changes", "char", "coalesce", "concat", "concat_ws", "cos", "cosh",
+	"count", "cume_dist", "current_date", "current_time", "current_timestamp", "date",
+	"datetime", "degrees", "dense_rank", "exp", "first_value", "floor", "format", "glob",
+	"group_concat", "hex", "ifnull", "iif", "instr", "json", "json_array", "json_array_length",
+	"json_extract", "json_group_array", "json_group_object", "json_insert", "json_object",
+	"json_patch", "json_quote", "json_remove", "json_replace", "json_set", "json_type",
+	"json_valid", "julianday", "lag", "last_insert_rowid", "last_value", "lead", "length",
+	"like", "likelihood", "likely", "ln", "log", "log10", "log2", "lower", "ltrim", "max",
+	"min", "mod", "nth_value", "ntile", "nullif", "octet_length", "percent_rank", "pi", "pow",
+	"power", "printf", "quote", "radians", "random", "randomblob", "rank", "replace", "round",
+	"row_number", "rtrim", "sign", "sin", "sinh", "soundex", "sqlite_source_id",
+	"sqlite_version", "sqrt", "strftime", "string_agg", "substr", "substring", "sum", "tan",
+	"tanh", "time", "timediff", "total", "total_changes", "trim", "trunc", "typeof", "unhex",
+	"unicode", "unixepoch", "unlikely", "upper", "zeroblob",
+};
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+static int name_cmp(const void *key, const void *elem)
+{
+	return strcasecmp(key, *(const char *const *)elem);
+}
+
+/* 1 if name is in safe_functions. */
+static int function_allowed(const char *name)
+{
+	return name != NULL && bsearch(name, safe_functions,
+				       sizeof(safe_functions) / sizeof(safe_functions[0]),
+				       sizeof(safe_functions[0]), name_cmp) != NULL;
 }
 
 /*
  * Allows reads only. Views read their tables through SQLITE_READ, recursive
- * CTEs need SQLITE_RECURSIVE, and functions are allowed except
- * load_extension (off anyway; denied twice). Everything else (INSERT,
- * UPDATE, DELETE, CREATE, DROP, PRAGMA, ATTACH, transactions...) is denied.
+ * CTEs need SQLITE_RECURSIVE, and only the functions of safe_functions may
+ * be called (SQLITE_FUNCTION names the function in b). Everything else
+ * (INSERT, UPDATE, DELETE, CREATE, DROP, PRAGMA, ATTACH, transactions...)
+ * is denied.
  */
 static int ro_authorizer(void *ud, int action, const char *a, const char *b, const char *c,
 			 const char *d)
@@ -61,20 +93,10 @@ static int ro_authorizer(void *ud, int action, const char *a, const char *b, con
 	case SQLITE_RECURSIVE:
 		return SQLITE_OK;
 	case SQLITE_FUNCTION:
-		if (b != NULL && strcasecmp(b, "load_extension") == 0)
-			return SQLITE_DENY;
-		return SQLITE_OK;
+		return function_allowed(b) ? SQLITE_OK : SQLITE_DENY;
 	default:
 		return SQLITE_DENY;
 	}
-}
-
-/* Interrupts a console query past its deadline (called every 1000 VM steps). */
-static int sql_progress(void *ud)
-{
-	struct api *api = ud;
-
-	return now_ms() > api->sql_deadline_ms;
 }
 
 /*
@@ -112,8 +134,31 @@ static int open_db(const char *path, int64_t mmap_bytes, sqlite3 **out, struct w
 			goto out;
 		}
 	}
-	sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-	sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+	/*
+	 * Defensive, no extensions, no fts3_tokenizer() pointer form, no
+	 * triggers: the file is data, not code. Each must take effect. (The
+	 * schema stays "trusted": the schedtrace view needs json_group_array(),
+	 * which SQLite does not mark innocuous; the authorizer's function list
+	 * applies inside views as well.)
+	 */
+	{
+		static const int off[] = {SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION,
+					  SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER,
+					  SQLITE_DBCONFIG_ENABLE_TRIGGER};
+		int v = 0;
+
+		if (sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, &v) != SQLITE_OK || v != 1) {
+			err_push(err, "%s: cannot turn on SQLITE_DBCONFIG_DEFENSIVE", path);
+			goto out;
+		}
+		for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++) {
+			v = 1;
+			if (sqlite3_db_config(db, off[i], 0, &v) != SQLITE_OK || v != 0) {
+				err_push(err, "%s: cannot turn off SQLite option %d", path, off[i]);
+				goto out;
+			}
+		}
+	}
 	sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
 	sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 16 * 1024 * 1024);
 	if (sqlite3_set_authorizer(db, ro_authorizer, NULL) != SQLITE_OK) {
@@ -145,6 +190,7 @@ static double now_s(void)
 }
 
 static int latency_build(struct api *api, sqlite3 *db, struct wsr_err *err);
+static int metrics_fn(struct api *api, sqlite3 *db, struct wsr_err *err);
 
 static int64_t g_state_rows(sqlite3 *db)
 {
@@ -364,6 +410,7 @@ static void *lanes_main(void *arg)
 		/* store-release; pairs with the load-acquire in api_handle(). */
 		atomic_store_explicit(&api->counters_ready, -1, memory_order_release);
 	}
+	load_part(api, metrics_fn, 0, &api->metrics_ready, api->metrics_error, &secs);
 	load_part(api, latency_build, 0, &api->latency_ready, api->latency_error, &secs);
 	return NULL;
 }
@@ -385,17 +432,15 @@ int api_open(struct api *api, const char *path, int flags, struct wsr_err *err)
 	api->flags = flags;
 	sb_init(&api->latency);
 	api->path = strdup(path);
-	if (api->path == NULL) {
+	api->m = calloc(1, sizeof(*api->m));
+	if (api->path == NULL || api->m == NULL) {
 		err_push(err, "out of memory");
 		return -1;
 	}
 	pthread_mutex_init(&api->db_lock, NULL);
 	pthread_mutex_init(&api->cdb_lock, NULL);
-	pthread_mutex_init(&api->sql_lock, NULL);
-	if (api_open_db(path, &api->db, err) < 0 || api_open_db(path, &api->cdb, err) < 0 ||
-	    api_open_db(path, &api->sql, err) < 0)
+	if (api_open_db(path, &api->db, err) < 0 || api_open_db(path, &api->cdb, err) < 0)
 		goto fail;
-	sqlite3_progress_handler(api->sql, 1000, sql_progress, api);
 	if (store_init(&api->st, api->db, err) < 0) {
 		err_push(err, "reading %s", path);
 		goto fail;
@@ -436,6 +481,10 @@ int api_wait(struct api *api, struct wsr_err *err)
 		err_push(err, "summarising the counters: %s", api->counters_error);
 		return -1;
 	}
+	if (api->metrics_ready != 1) {
+		err_push(err, "loading the figures: %s", api->metrics_error);
+		return -1;
+	}
 	if (api->latency_ready != 1) {
 		err_push(err, "building the latency histogram: %s", api->latency_error);
 		return -1;
@@ -451,18 +500,17 @@ void api_close(struct api *api)
 	store_free(&api->pv);
 	sqlite3_close(api->db);
 	sqlite3_close(api->cdb);
-	sqlite3_close(api->sql);
 	if (api->path != NULL) {
 		pthread_mutex_destroy(&api->db_lock);
 		pthread_mutex_destroy(&api->cdb_lock);
-		pthread_mutex_destroy(&api->sql_lock);
 	}
 	sb_free(&api->latency);
+	free(api->m);
 	free(api->path);
 	memset(api, 0, sizeof(*api));
 }
 
-static void json_col(struct sbuf *out, sqlite3_stmt *q, int i)
+void api_json_value(struct sbuf *out, sqlite3_stmt *q, int i)
 {
 	switch (sqlite3_column_type(q, i)) {
 	case SQLITE_INTEGER:
@@ -503,7 +551,7 @@ static int64_t rows_json(sqlite3 *db, sqlite3_stmt *q, struct sbuf *out, int64_t
 		for (int i = 0; i < sqlite3_column_count(q); i++) {
 			sb_json_str(out, sqlite3_column_name(q, i));
 			sb_putc(out, ':');
-			json_col(out, q, i);
+			api_json_value(out, q, i);
 			sb_putc(out, ',');
 		}
 		sb_uncomma(out);
@@ -569,7 +617,7 @@ static void info_json(struct api *api, const struct store *st, struct sbuf *out)
 		while (sqlite3_step(q) == SQLITE_ROW) {
 			sb_json_str(out, (const char *)sqlite3_column_text(q, 0));
 			sb_putc(out, ':');
-			json_col(out, q, 1);
+			api_json_value(out, q, 1);
 			sb_putc(out, ',');
 		}
 	}
@@ -583,6 +631,7 @@ void api_info_json(struct api *api, struct sbuf *out)
 	info_json(api, &api->st, out);
 }
 
+/* The steal_graph rows (as the report's matrix) and the report's totals; requires metrics_ready. */
 int api_steals_json(struct api *api, struct sbuf *out, struct wsr_err *err)
 {
 	sb_puts(out, "{\"edges\":");
@@ -590,148 +639,134 @@ int api_steals_json(struct api *api, struct sbuf *out, struct wsr_err *err)
 		       "SELECT thief, victim, steals, gs FROM steal_graph ORDER BY thief, victim",
 		       out, INT64_MAX, err, 0, NULL) < 0)
 		return -1;
-	sb_puts(out, ",\"total\":");
-	if (query_json(api->db, "SELECT count(*) AS steals, coalesce(sum(n), 0) AS gs FROM steals",
-		       out, 1, err, 0, NULL) < 0)
-		return -1;
-	sb_putc(out, '}');
+	sb_printf(out, ",\"total\":[{\"steals\":%" PRId64 ",\"gs\":%" PRId64 "}]}", api->m->steals,
+		  api->m->stolen);
 	return 0;
-}
-
-int api_schedtrace_json(struct api *api, int64_t interval_ns, struct sbuf *out, struct wsr_err *err)
-{
-	static const char sql[] =
-		"WITH RECURSIVE ti AS (SELECT start_ts, end_ts, gomaxprocs FROM trace_info),\n"
-		"ticks(k, ts) AS (\n"
-		"  SELECT 1, start_ts + ?1 FROM ti WHERE start_ts + ?1 <= end_ts\n"
-		"  UNION ALL SELECT k + 1, ticks.ts + ?1 FROM ticks, ti\n"
-		"  WHERE ticks.ts + ?1 <= ti.end_ts AND k < ?2)\n"
-		"SELECT (ticks.ts - ti.start_ts) / 1000000 AS t_ms, ticks.ts - ti.start_ts AS t,\n"
-		"  ti.gomaxprocs AS gomaxprocs, c.idle_ps AS idleprocs, c.threads AS threads,\n"
-		"  c.spinning_ms AS spinningthreads, c.idle_ms AS idlethreads,\n"
-		"  c.global_len AS runqueue, c.runnable_gs AS runnable_gs, c.running_gs AS running_gs,\n"
-		"  (SELECT json_group_array(q) FROM (\n"
-		"    SELECT coalesce((SELECT pc.runq FROM p_counters pc\n"
-		"      WHERE pc.p = p.p AND pc.ts <= ticks.ts ORDER BY pc.ts DESC LIMIT 1), 0) AS q\n"
-		"    FROM p ORDER BY p.p)) AS runq\n"
-		"FROM ticks, ti\n"
-		"LEFT JOIN counters c ON c.ts = (SELECT max(c2.ts) FROM counters c2 WHERE c2.ts <= "
-		"ticks.ts)";
-	int64_t args[2] = {interval_ns, 1000};
-
-	if (interval_ns <= 0) {
-		err_push(err, "the interval must be positive");
-		return -1;
-	}
-	sb_printf(out, "{\"interval_ns\":%" PRId64 ",\"max_rows\":1000,\"rows\":", interval_ns);
-	if (query_json(api->db, sql, out, 1000, err, 2, args) < 0)
-		return -1;
-	sb_putc(out, '}');
-	return 0;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
 }
 
 /*
- * Builds the latency histogram answer into api->latency (run once, by the
- * lanes loader thread on its own connection, before latency_ready is set).
+ * The schedtrace rows of metrics.c (sql/schedtrace.sql, as `wsr report`
+ * prints them), with each row's SCHED line as the report has it.
  */
-static int latency_build(struct api *api, sqlite3 *db, struct wsr_err *err)
+int api_schedtrace_json(struct api *api, int64_t interval_ns, struct sbuf *out, struct wsr_err *err)
 {
-	static const char *const sources[] = {"runnext", "local", "global", "steal",
-					      "netpoll", "timer", "other"};
-	enum { NSRC = 7, NB = 48 };
+	struct schedtrace_row *r = malloc(sizeof(*r));
 	sqlite3_stmt *q = NULL;
-	int64_t *lat = NULL, counts[NB][NSRC];
-	size_t n = 0, cap = 0;
-	double sum = 0;
-	int ret = -1, rc, lo = NB, hi = -1;
+	char line[8192];
+	int ret = -1, rc, n = 0;
 
-	memset(counts, 0, sizeof(counts));
-	if (sqlite3_prepare_v2(db, "SELECT latency_ns, source FROM sched_latency", -1, &q,
-			       NULL) != SQLITE_OK) {
-		err_push(err, "preparing the latency query: %s", sqlite3_errmsg(db));
+	if (r == NULL) {
+		err_push(err, "out of memory");
+		return -1;
+	}
+	if (schedtrace_prepare(api->db, interval_ns, API_SCHEDTRACE_MAX_ROWS, &q, err) < 0)
 		goto out;
+	sb_printf(out, "{\"interval_ns\":%" PRId64 ",\"max_rows\":%d,\"rows\":[", interval_ns,
+		  API_SCHEDTRACE_MAX_ROWS);
+	while ((rc = schedtrace_next(api->db, q, r, err)) == 1) {
+		sb_printf(out,
+			  "%s{\"t_ms\":%" PRId64 ",\"t\":%" PRId64 ",\"gomaxprocs\":%" PRId64
+			  ",\"idleprocs\":%" PRId64 ",\"threads\":%" PRId64
+			  ",\"spinningthreads\":%" PRId64 ",\"needspinning\":%" PRId64
+			  ",\"idlethreads\":%" PRId64 ",\"runqueue\":%" PRId64
+			  ",\"runnable_gs\":%" PRId64 ",\"running_gs\":%" PRId64 ",\"runq\":[",
+			  n++ != 0 ? "," : "", r->t_ms, r->t, r->gomaxprocs, r->idleprocs, r->threads,
+			  r->spinningthreads, r->needspinning, r->idlethreads, r->runqueue,
+			  r->runnable_gs, r->running_gs);
+		for (int p = 0; p < r->np; p++)
+			sb_printf(out, "%s%" PRId64, p != 0 ? "," : "", r->runq[p]);
+		sb_puts(out, "],\"schedticks\":[");
+		for (int p = 0; p < r->np; p++)
+			sb_printf(out, "%s%" PRId64, p != 0 ? "," : "", r->schedticks[p]);
+		sb_puts(out, "],\"line\":");
+		schedtrace_format(r, line, sizeof(line));
+		sb_json_str(out, line);
+		sb_putc(out, '}');
 	}
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		int64_t v = sqlite3_column_int64(q, 0);
-		const char *src = (const char *)sqlite3_column_text(q, 1);
-		int b = 0, s = NSRC - 1;
-
-		if (n == cap) {
-			size_t nc = cap != 0 ? cap * 2 : 4096;
-			int64_t *a = realloc(lat, nc * sizeof(*a));
-			if (a == NULL) {
-				err_push(err, "out of memory");
-				goto out;
-			}
-			lat = a;
-			cap = nc;
-		}
-		if ((n & 0xffff) == 0 && atomic_load_explicit(&api->cancel, memory_order_relaxed)) {
-			err_push(err, "cancelled");
-			goto out;
-		}
-		lat[n++] = v;
-		sum += (double)v;
-		while (b < NB - 1 && v >= ((int64_t)2 << b))
-			b++;
-		for (int i = 0; src != NULL && i < NSRC - 1; i++)
-			if (strcmp(src, sources[i]) == 0)
-				s = i;
-		counts[b][s]++;
-		if (b < lo)
-			lo = b;
-		if (b > hi)
-			hi = b;
-	}
-	if (rc != SQLITE_DONE) {
-		err_push(err, "reading sched_latency: %s", sqlite3_errmsg(db));
+	if (rc < 0)
 		goto out;
-	}
-	if (n > 0)
-		qsort(lat, n, sizeof(*lat), cmp_i64);
-	{
-		struct sbuf *c = &api->latency;
-		sb_printf(c, "{\"count\":%zu,\"mean_ns\":%.1f", n, n > 0 ? sum / (double)n : 0.0);
-		if (n > 0)
-			sb_printf(c,
-				  ",\"min_ns\":%" PRId64 ",\"p50_ns\":%" PRId64 ",\"p90_ns\":%" PRId64
-				  ",\"p99_ns\":%" PRId64 ",\"max_ns\":%" PRId64,
-				  lat[0], lat[(n - 1) / 2], lat[(size_t)((double)(n - 1) * 0.9)],
-				  lat[(size_t)((double)(n - 1) * 0.99)], lat[n - 1]);
-		sb_puts(c, ",\"sources\":[");
-		for (int i = 0; i < NSRC; i++)
-			sb_printf(c, "%s\"%s\"", i != 0 ? "," : "", sources[i]);
-		/* Bucket b holds [2^b, 2^(b+1)) ns; bucket 0 also holds 0 and 1. */
-		sb_puts(c, "],\"buckets\":[");
-		for (int b = lo; b <= hi; b++) {
-			int64_t tot = 0;
-			for (int s = 0; s < NSRC; s++)
-				tot += counts[b][s];
-			sb_printf(c, "{\"lo\":%" PRId64 ",\"hi\":%" PRId64 ",\"n\":%" PRId64 ",\"by_source\":[",
-				  b == 0 ? (int64_t)0 : (int64_t)1 << b, (int64_t)2 << b, tot);
-			for (int s = 0; s < NSRC; s++)
-				sb_printf(c, "%s%" PRId64, s != 0 ? "," : "", counts[b][s]);
-			sb_puts(c, "]},");
-		}
-		sb_uncomma(c);
-		sb_puts(c, "]}");
-		if (c->oom) {
-			sb_free(c);
-			err_push(err, "out of memory");
-			goto out;
-		}
-	}
+	sb_puts(out, "]}");
 	ret = 0;
 out:
 	sqlite3_finalize(q);
-	free(lat);
+	free(r);
+	return ret;
+}
+
+/* Polled by latency_hist_load(): api_close() cancels the scan. */
+static int cancelled(void *arg)
+{
+	struct api *api = arg;
+
+	return atomic_load_explicit(&api->cancel, memory_order_relaxed);
+}
+
+/* Loads the figures (metrics.c) on the loader's connection: util and latency read them. */
+static int metrics_fn(struct api *api, sqlite3 *db, struct wsr_err *err)
+{
+	return metrics_load(db, api->path, api->m, err);
+}
+
+/*
+ * Builds the latency answer into api->latency (run once, by the lanes loader
+ * thread on its own connection, after metrics_ready, before latency_ready is
+ * set): count, percentiles and max are the report's (struct metrics, i.e.
+ * meta.latency_*); mean, min and the buckets come from latency_hist_load().
+ */
+static int latency_build(struct api *api, sqlite3 *db, struct wsr_err *err)
+{
+	/* load-acquire; pairs with the store-release in load_part(). */
+	const struct metrics *m = atomic_load_explicit(&api->metrics_ready, memory_order_acquire) == 1
+					  ? api->m
+					  : NULL;
+	struct latency_hist *h = NULL;
+	struct sbuf *c = &api->latency;
+	int ret = -1;
+
+	if (m == NULL) {
+		err_push(err, "the figures did not load: %s", api->metrics_error);
+		return -1;
+	}
+	h = malloc(sizeof(*h));
+	if (h == NULL) {
+		err_push(err, "out of memory");
+		return -1;
+	}
+	if (latency_hist_load(db, h, cancelled, api, err) < 0)
+		goto out;
+	sb_printf(c, "{\"count\":%" PRId64 ",\"mean_ns\":%.1f", m->latency_n,
+		  h->n > 0 ? h->sum_ns / (double)h->n : 0.0);
+	if (m->latency_n > 0)
+		sb_printf(c,
+			  ",\"min_ns\":%" PRId64 ",\"p50_ns\":%" PRId64 ",\"p90_ns\":%" PRId64
+			  ",\"p99_ns\":%" PRId64 ",\"max_ns\":%" PRId64,
+			  h->min_ns, m->latency_p50, m->latency_p90, m->latency_p99, m->latency_max);
+	sb_printf(c, ",\"lossy\":%s,\"sources\":[",
+		  m->discarded_events + m->discarded_packets > 0 ? "true" : "false");
+	for (int i = 0; i < LATENCY_SOURCES; i++)
+		sb_printf(c, "%s\"%s\"", i != 0 ? "," : "", latency_sources[i]);
+	/* Bucket b holds [2^b, 2^(b+1)) ns; bucket 0 also holds 0 and 1. */
+	sb_puts(c, "],\"buckets\":[");
+	for (int b = h->lo; b <= h->hi; b++) {
+		int64_t tot = 0;
+		for (int s = 0; s < LATENCY_SOURCES; s++)
+			tot += h->counts[b][s];
+		sb_printf(c, "{\"lo\":%" PRId64 ",\"hi\":%" PRId64 ",\"n\":%" PRId64 ",\"by_source\":[",
+			  b == 0 ? (int64_t)0 : (int64_t)1 << b, (int64_t)2 << b, tot);
+		for (int s = 0; s < LATENCY_SOURCES; s++)
+			sb_printf(c, "%s%" PRId64, s != 0 ? "," : "", h->counts[b][s]);
+		sb_puts(c, "]},");
+	}
+	sb_uncomma(c);
+	sb_puts(c, "]}");
+	if (c->oom) {
+		sb_free(c);
+		err_push(err, "out of memory");
+		goto out;
+	}
+	ret = 0;
+out:
+	free(h);
 	return ret;
 }
 
@@ -753,41 +788,33 @@ int api_latency_json(struct api *api, struct sbuf *out, struct wsr_err *err)
 }
 
 /*
- * Per-P time by state (like the p_time view) and time running Gs (like
- * p_run_time), summed over the store's lanes: a GROUP BY over g_state takes
- * seconds on a big trace, the lanes are in memory. Requires lanes_ready.
+ * Per-P time by state, the report's figures (struct metrics, the per-P
+ * table of `wsr report`): ns and % of the run for running Gs, scheduling
+ * (the P held with no G running), spinning, syscall and idle. Requires
+ * metrics_ready.
  */
 int api_util_json(struct api *api, struct sbuf *out, struct wsr_err *err)
 {
-	const struct store *st = &api->st;
+	const struct metrics *m = api->m;
 
 	(void)err;
-	sb_printf(out, "{\"duration_ns\":%" PRId64 ",\"p_time\":[", st->duration_ns);
-	for (size_t i = 0; i < st->nps; i++) {
-		int64_t ns[ST_NSTATES] = {0}, n[ST_NSTATES] = {0};
-		const struct store_lane *l = &st->p_states[i];
-		for (size_t k = 0; k < l->n; k++) {
-			ns[l->v[k].v] += l->v[k].e - l->v[k].s;
-			n[l->v[k].v]++;
-		}
-		for (int k = 0; k < ST_NSTATES; k++)
-			if (n[k] > 0)
-				sb_printf(out,
-					  "{\"p\":%" PRId64 ",\"state\":\"%s\",\"ns\":%" PRId64
-					  ",\"intervals\":%" PRId64 "},",
-					  l->id, store_state_names[k], ns[k], n[k]);
+	sb_printf(out, "{\"duration_ns\":%" PRId64 ",\"lossy\":%s,\"procs\":[", m->duration_ns,
+		  m->discarded_events + m->discarded_packets > 0 ? "true" : "false");
+	for (int p = 0; p < m->np; p++) {
+		const struct p_metrics *pm = &m->p[p];
+		double v[5];
+
+		metrics_p_pcts(m, p, v);
+		sb_printf(out,
+			  "%s{\"p\":%d,\"running_ns\":%" PRId64 ",\"sched_ns\":%" PRId64
+			  ",\"spinning_ns\":%" PRId64 ",\"syscall_ns\":%" PRId64
+			  ",\"idle_ns\":%" PRId64 ",\"running_pct\":%.17g,\"sched_pct\":%.17g"
+			  ",\"spinning_pct\":%.17g,\"syscall_pct\":%.17g,\"idle_pct\":%.17g"
+			  ",\"schedticks\":%" PRId64 ",\"runnext_runs\":%" PRId64 "}",
+			  p != 0 ? "," : "", p, pm->running_ns, pm->other_ns, pm->spinning_ns,
+			  pm->syscall_ns, pm->idle_ns, v[0], v[4], v[2], v[3], v[1], pm->schedticks,
+			  pm->runnext_runs);
 	}
-	sb_uncomma(out);
-	sb_puts(out, "],\"p_run_time\":[");
-	for (size_t i = 0; i < st->nps; i++) {
-		const struct store_lane *l = &st->p_runs[i];
-		int64_t ns = 0;
-		for (size_t k = 0; k < l->n; k++)
-			ns += l->v[k].e - l->v[k].s;
-		sb_printf(out, "{\"p\":%" PRId64 ",\"ns\":%" PRId64 ",\"runs\":%zu},", l->id, ns,
-			  l->n);
-	}
-	sb_uncomma(out);
 	sb_puts(out, "]}");
 	return 0;
 }
@@ -865,76 +892,6 @@ out:
 	return ret;
 }
 
-/*
- * The SQL console: one read-only statement, time and row limits. A refused
- * or failed query is still a 200 answer whose "error" says why: the request
- * itself was fine.
- */
-static int api_sql_json(struct api *api, const char *sql, struct sbuf *out)
-{
-	sqlite3_stmt *q = NULL;
-	const char *tail = NULL;
-	int64_t n = 0, t_start = now_ms();
-	int rc, status = 200, ncol;
-
-	api->sql_deadline_ms = t_start + API_SQL_TIME_MS;
-	if (sqlite3_prepare_v2(api->sql, sql, -1, &q, &tail) != SQLITE_OK) {
-		sb_puts(out, "{\"error\":");
-		sb_json_str(out, sqlite3_errmsg(api->sql));
-		sb_putc(out, '}');
-		goto out;
-	}
-	if (q == NULL) {
-		sb_puts(out, "{\"error\":\"empty query\"}");
-		goto out;
-	}
-	while (tail != NULL && (*tail == ' ' || *tail == '\n' || *tail == '\t' || *tail == '\r' ||
-				*tail == ';'))
-		tail++;
-	if (tail != NULL && *tail != '\0') {
-		sb_puts(out, "{\"error\":\"one statement per query\"}");
-		goto out;
-	}
-	if (!sqlite3_stmt_readonly(q)) {
-		sb_puts(out, "{\"error\":\"not authorized: the console is read-only\"}");
-		goto out;
-	}
-	ncol = sqlite3_column_count(q);
-	sb_puts(out, "{\"columns\":[");
-	for (int i = 0; i < ncol; i++) {
-		sb_json_str(out, sqlite3_column_name(q, i));
-		sb_putc(out, ',');
-	}
-	sb_uncomma(out);
-	sb_puts(out, "],\"rows\":[");
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		if (n == API_SQL_MAX_ROWS)
-			break;
-		sb_putc(out, '[');
-		for (int i = 0; i < ncol; i++) {
-			json_col(out, q, i);
-			sb_putc(out, ',');
-		}
-		sb_uncomma(out);
-		sb_puts(out, "],");
-		n++;
-	}
-	sb_uncomma(out);
-	sb_puts(out, "]");
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		sb_puts(out, ",\"error\":");
-		if (rc == SQLITE_INTERRUPT)
-			sb_printf(out, "\"interrupted: over the %d ms limit\"", API_SQL_TIME_MS);
-		else
-			sb_json_str(out, sqlite3_errmsg(api->sql));
-	}
-	sb_printf(out, ",\"truncated\":%s,\"max_rows\":%d,\"ms\":%" PRId64 "}",
-		  rc == SQLITE_ROW ? "true" : "false", API_SQL_MAX_ROWS, now_ms() - t_start);
-out:
-	sqlite3_finalize(q);
-	return status;
-}
-
 static int arg_i64(api_arg_fn arg, void *ctx, const char *name, int64_t *v)
 {
 	const char *s = arg(ctx, name);
@@ -1000,18 +957,25 @@ int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, str
 	err_init(&err);
 	if (strcmp(name, "status") == 0) {
 		/* load-acquire; pairs with the store-release in load_part(). */
-		sb_printf(out, "{\"preview\":%d,\"lanes\":%d,\"counters\":%d,\"latency\":%d}",
+		sb_printf(out,
+			  "{\"preview\":%d,\"lanes\":%d,\"counters\":%d,\"metrics\":%d,"
+			  "\"latency\":%d}",
 			  atomic_load_explicit(&api->preview_ready, memory_order_acquire),
 			  atomic_load_explicit(&api->lanes_ready, memory_order_acquire),
 			  atomic_load_explicit(&api->counters_ready, memory_order_acquire),
+			  atomic_load_explicit(&api->metrics_ready, memory_order_acquire),
 			  atomic_load_explicit(&api->latency_ready, memory_order_acquire));
 		return 200;
 	}
 	if (strcmp(name, "info") == 0 || strcmp(name, "timeline") == 0 ||
-	    strcmp(name, "counters") == 0 || strcmp(name, "util") == 0) {
+	    strcmp(name, "counters") == 0 || strcmp(name, "util") == 0 ||
+	    strcmp(name, "steals") == 0) {
 		int c = strcmp(name, "counters") == 0;
+		int u = strcmp(name, "util") == 0 || strcmp(name, "steals") == 0;
 		/* load-acquire; pairs with the store-release in load_part(). */
-		int st = atomic_load_explicit(c ? &api->counters_ready : &api->lanes_ready,
+		int st = atomic_load_explicit(c   ? &api->counters_ready
+					      : u ? &api->metrics_ready
+						  : &api->lanes_ready,
 					      memory_order_acquire);
 		/* load-acquire; pairs with the store-release in load_part(). */
 		if (st == 0 && (strcmp(name, "info") == 0 || strcmp(name, "timeline") == 0) &&
@@ -1023,7 +987,7 @@ int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, str
 		}
 		if (st < 0) {
 			sb_puts(out, "{\"error\":");
-			sb_json_str(out, c ? api->counters_error : api->lanes_error);
+			sb_json_str(out, c ? api->counters_error : u ? api->metrics_error : api->lanes_error);
 			sb_putc(out, '}');
 			return 500;
 		}
@@ -1065,14 +1029,6 @@ int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, str
 		rc = api_latency_json(api, out, &err);
 	} else if (strcmp(name, "util") == 0) {
 		rc = api_util_json(api, out, &err);
-	} else if (strcmp(name, "sql") == 0) {
-		const char *q = arg(ctx, "q");
-		if (q == NULL)
-			goto bad;
-		pthread_mutex_lock(&api->sql_lock);
-		rc = api_sql_json(api, q, out);
-		pthread_mutex_unlock(&api->sql_lock);
-		return rc;
 	} else {
 		sb_puts(out, "{\"error\":\"no such API\"}");
 		return 404;

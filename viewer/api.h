@@ -3,23 +3,29 @@
  * the static HTML report (html_report.c).
  *
  * Invariants:
- *   - Both connections are opened with SQLITE_OPEN_READONLY and carry an
+ *   - Every connection is opened with SQLITE_OPEN_READONLY, defensive, no
+ *     extensions, no fts3_tokenizer pointers, no triggers, and carries an
  *     authorizer that allows only reads (SELECT, READ, recursive CTEs and
- *     functions other than load_extension); nothing here can write the file.
- *   - `sql` is the console's own connection: each query also gets a time
- *     limit (API_SQL_TIME_MS, a progress handler) and a row limit
- *     (API_SQL_MAX_ROWS); one statement per request.
+ *     the functions of safe_functions in api.c); nothing here can write the
+ *     file or call a function that is not a pure computation.
+ *   - The SQL console is not here: console.c runs /api/sql on its own
+ *     threads and connections with API_SQL_TIME_MS and API_SQL_MAX_ROWS.
  *   - Every answer is bounded by the screen, not the trace: windowed
  *     queries go through the store (store.h); lists are LIMITed.
  *   - Times in answers are nanoseconds relative to meta.start_ts.
+ *   - Figures are the analyzer's (metrics.h): /api/util and /api/latency
+ *     read struct metrics (loaded once, like `wsr report` does) and the
+ *     latency histogram; /api/schedtrace reads schedtrace_row. Nothing here
+ *     computes a figure of its own.
  * Concurrency: the server calls api_handle() from several threads at once
  *   (libmicrohttpd's thread pool). Each SQLite connection has its own mutex
- *   (db_lock, cdb_lock, sql_lock), so a slow console query never holds up the
- *   timeline; the store and the latency answer are immutable once published.
+ *   (db_lock, cdb_lock), held for one bounded query; the timeline takes no
+ *   lock (the store); the store, the figures and the latency answer are
+ *   immutable once published.
  *   The two loader threads of api_open() use their own connections and
- *   publish the store through lanes_ready and counters_ready (and the
- *   latency histogram through latency_ready); until a part is ready, its
- *   answers say {"loading": true}. With API_PREVIEW, the lanes thread first
+ *   publish the store through lanes_ready and counters_ready (the figures
+ *   through metrics_ready, the latency histogram through latency_ready);
+ *   until a part is ready, its answers say {"loading": true}. With API_PREVIEW, the lanes thread first
  *   builds the overview pv (with a helper thread for half of the cells, on
  *   its own connection, joined before the merge) and publishes it through
  *   preview_ready: until
@@ -38,22 +44,22 @@
 #include <sqlite3.h>
 
 #include "err.h"
+#include "metrics.h"
 #include "sbuf.h"
 #include "store.h"
 
 #define API_SQL_TIME_MS  2000
 #define API_SQL_MAX_ROWS 1000
+#define API_SCHEDTRACE_MAX_ROWS 1000
 
 struct api {
 	char *path;
 	sqlite3 *db;  /* the viewer's own queries; under db_lock */
 	sqlite3 *cdb; /* counters at fine zoom; under cdb_lock */
-	sqlite3 *sql; /* the SQL console; under sql_lock */
-	pthread_mutex_t db_lock, cdb_lock, sql_lock;
+	pthread_mutex_t db_lock, cdb_lock;
 	struct store st;
 	struct store pv;         /* the sampled overview, answered until st's lanes are in */
 	struct sbuf latency;     /* the latency answer, built once by the lanes loader */
-	int64_t sql_deadline_ms; /* under sql_lock */
 	/*
 	 * The store is loaded in the background: api_open() starts the lanes
 	 * thread (with a helper for half of g_state), which starts the counters
@@ -64,10 +70,12 @@ struct api {
 	 */
 	pthread_t lanes_thread, counters_thread; /* the lanes thread starts the counters one */
 	int threads, counters_started;
-	atomic_int preview_ready, lanes_ready, counters_ready, latency_ready;
+	atomic_int preview_ready, lanes_ready, counters_ready, metrics_ready, latency_ready;
 	atomic_int cancel; /* set by api_close(): loaders stop early */
 	char preview_error[WSR_ERR_LEN], lanes_error[WSR_ERR_LEN], counters_error[WSR_ERR_LEN],
-		latency_error[WSR_ERR_LEN];
+		metrics_error[WSR_ERR_LEN], latency_error[WSR_ERR_LEN];
+	/* The report's figures (metrics.c), loaded by the lanes thread; read once metrics_ready. */
+	struct metrics *m;
 	double preview_s, lanes_s, counters_s; /* load times, for the log */
 	double preview_cpu_s;                  /* the overview's CPU time, for the log */
 	int flags;                             /* API_LOG, API_PREVIEW */
@@ -108,6 +116,8 @@ typedef const char *(*api_arg_fn)(void *ctx, const char *name);
 int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, struct sbuf *out);
 
 void api_info_json(struct api *api, struct sbuf *out);
+/* Column i of q's current row as a JSON value (blobs as "<blob of N bytes>"). */
+void api_json_value(struct sbuf *out, sqlite3_stmt *q, int i);
 int api_steals_json(struct api *api, struct sbuf *out, struct wsr_err *err);
 int api_schedtrace_json(struct api *api, int64_t interval_ns, struct sbuf *out,
 			struct wsr_err *err);

@@ -19,7 +19,8 @@
  *   - Exit codes: 0 success, 1 failure, 2 usage error or bad input.
  *   - The database is only ever opened read-only (api.c).
  *   - The server prints exactly one line on stdout, "wsr view: serving
- *     PATH at http://127.0.0.1:PORT/", flushed, once it is listening (tests
+ *     PATH at http://127.0.0.1:PORT/#token=HEX", flushed, once it is
+ *     listening (the token is this run's; the API needs it; tests
  *     and scripts read the URL from it); the store loads in the background
  *     meanwhile (the page shows "indexing" until the sampled overview or the
  *     lanes are ready, then the overview until the lanes are). It stops on
@@ -82,7 +83,7 @@ static int serve(const char *db_path, unsigned port, struct wsr_err *err)
 		api_close(&api);
 		return -1;
 	}
-	printf("wsr view: serving %s at http://%s/\n", db_path, sv.host);
+	printf("wsr view: serving %s at %s\n", db_path, sv.url);
 	fflush(stdout);
 	sigwait(&set, &sig);
 	server_stop(&sv);

@@ -5,9 +5,9 @@
 --     database stays valid read-only.
 --   - `t` columns are nanoseconds relative to meta.start_ts; `t_ms` are whole
 --     milliseconds relative to it (Go's schedtrace "SCHED Nms").
---   - schedtrace samples the counters step function at meta
---     schedtrace_interval_ns; `wsr report --interval` runs the same query with
---     its own interval (analyzer/metrics.c).
+--   - schedtrace (sql/schedtrace.sql) samples the counters step function at
+--     schedtrace_ticks; metrics.c runs the same SELECT over its own ticks for
+--     `wsr report --interval` and the viewer.
 -- Concurrency: none (read by any number of readers).
 
 -- One row: trace start and end, gomaxprocs, default schedtrace interval.
@@ -139,11 +139,9 @@ SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m
   json_extract(extra, '$.read_ts') AS read_ts
 FROM events WHERE name = 'schedtrace';
 
--- The reconstructed schedtrace at meta.schedtrace_interval_ns (k = 1, 2, ...
--- intervals after the start). runq and schedticks are JSON arrays indexed
--- by P. needspinning is always 0: no event of the catalog carries Go's
--- needspinning flag (docs/schema.md).
-CREATE VIEW schedtrace AS
+-- The instants of the reconstructed schedtrace: every
+-- meta.schedtrace_interval_ns after the start (k = 1, 2, ...), up to the end.
+CREATE VIEW schedtrace_ticks AS
 WITH RECURSIVE ticks(k, ts) AS (
   SELECT 1, start_ts + interval_ns FROM trace_info
   WHERE interval_ns > 0 AND start_ts + interval_ns <= end_ts
@@ -151,26 +149,11 @@ WITH RECURSIVE ticks(k, ts) AS (
   SELECT k + 1, ticks.ts + ti.interval_ns FROM ticks, trace_info ti
   WHERE ticks.ts + ti.interval_ns <= ti.end_ts
 )
-SELECT
-  (ticks.ts - ti.start_ts) / 1000000 AS t_ms,
-  ticks.ts AS ts,
-  ti.gomaxprocs AS gomaxprocs,
-  c.idle_ps AS idleprocs,
-  c.threads AS threads,
-  c.spinning_ms AS spinningthreads,
-  0 AS needspinning,
-  c.idle_ms AS idlethreads,
-  c.global_len AS runqueue,
-  (SELECT json_group_array(q) FROM (
-    SELECT coalesce((SELECT pc.runq FROM p_counters pc
-      WHERE pc.p = p.p AND pc.ts <= ticks.ts ORDER BY pc.ts DESC LIMIT 1), 0) AS q
-    FROM p ORDER BY p.p)) AS runq,
-  (SELECT json_group_array(q) FROM (
-    SELECT coalesce((SELECT pc.schedticks FROM p_counters pc
-      WHERE pc.p = p.p AND pc.ts <= ticks.ts ORDER BY pc.ts DESC LIMIT 1), 0) AS q
-    FROM p ORDER BY p.p)) AS schedticks
-FROM ticks, trace_info ti
-LEFT JOIN counters c ON c.ts = (SELECT max(c2.ts) FROM counters c2 WHERE c2.ts <= ticks.ts);
+SELECT k, ts FROM ticks;
+
+-- The view `schedtrace` (the reconstruction at schedtrace_ticks) is created
+-- by db.c from sql/schedtrace.sql, whose SELECT metrics.c also runs at other
+-- intervals: one definition for the view, the report and the viewer.
 
 -- The runtime's schedtrace events beside the reconstruction, one row per
 -- snapshot (rt_* from the event; the others from schedtrace_fields: each

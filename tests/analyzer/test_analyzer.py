@@ -36,6 +36,12 @@
 #   test_analyzer.py WSR SIM plugin PLUGIN_DIR
 #       babeltrace2 --plugin-path=PLUGIN_DIR -c sink.wsr.sqlite writes the
 #       same database as `wsr ingest`.
+#   test_analyzer.py WSR SIM viewer
+#       `wsr view` (its HTTP API) and `wsr report --format json` give the same
+#       figures for the same database: latency count, p50, p90, p99 and max
+#       (on a trace of exactly 50 samples, where the nearest-rank p99 is the
+#       maximum), the schedtrace lines, the per-P figures, the steal matrix
+#       and totals.
 #
 # Invariants: every temporary file lives under one TemporaryDirectory;
 #   no assertion depends on wall-clock time.
@@ -53,6 +59,7 @@ import time
 import xml.dom.minidom
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'browser'))
 import lttrec  # noqa: E402
 
 _n = [0]
@@ -1023,6 +1030,91 @@ def case_plugin(wsr, sim, plugin_dir, tmp):
        'sink.wsr.sqlite does not overwrite an existing database', r.stderr[-300:])
 
 
+def check_viewer_agrees(wsr, dbpath, interval_ns, what):
+    """The viewer's answers and `wsr report --format json` on one database."""
+    import wsrview
+    r = run([wsr, 'report', dbpath, '--format', 'json', '--interval', '%dns' % interval_ns])
+    if not ok(r.returncode == 0, '%s: wsr report --format json' % what, r.stderr):
+        return
+    rep = json.loads(r.stdout)
+    v = wsrview.View(wsr, dbpath)
+    try:
+        v.wait_ready()
+        _, lat = v.json('/api/latency')
+        _, util = v.json('/api/util')
+        _, st = v.json('/api/schedtrace?interval_ns=%d' % interval_ns)
+        _, steals = v.json('/api/steals')
+    finally:
+        rc = v.stop()
+    ok(rc == 0, '%s: wsr view exits 0 on SIGTERM' % what, rc)
+    met = rep['metrics']
+    got = {k: lat[k + '_ns'] / 1e3 for k in ('p50', 'p90', 'p99', 'max')}
+    want = {k: met['latency_%s_us' % k] for k in ('p50', 'p90', 'p99', 'max')}
+    ok(lat['count'] == rep['latency_samples'] and got == want,
+       '%s: viewer latency count, p50, p90, p99, max == the report\'s' % what,
+       (lat['count'], rep['latency_samples'], got, want))
+    lines = [row.get('line') for row in st['rows']]
+    ok(len(lines) > 0 and lines == rep['schedtrace'],
+       '%s: viewer schedtrace lines == the report\'s (%d lines)' % (what, len(lines)),
+       '\n'.join(map(str, lines[:2] + ['--'] + rep['schedtrace'][:2])))
+    view_p, rep_p = [], []
+    for a, b in zip(util.get('procs', []), rep['procs']):
+        view_p.append([a['p']] + ['%.3f' % a[k] for k in ('running_pct', 'idle_pct', 'spinning_pct',
+                                                          'syscall_pct', 'sched_pct')] +
+                      [a['schedticks'], a['runnext_runs']])
+        rep_p.append([b['p']] + ['%.3f' % b[k] for k in ('running_pct', 'idle_pct', 'spinning_pct',
+                                                         'syscall_pct', 'sched_pct')] +
+                     [b['schedticks'], b['runnext_runs']])
+    ok(len(util.get('procs', [])) == len(rep['procs']) == rep['gomaxprocs'] and view_p == rep_p,
+       '%s: viewer per-P figures == the report\'s' % what, (view_p, rep_p))
+    edges = [[e['thief'], e['victim'], e['steals'], e['gs']] for e in steals['edges']]
+    want_e = [[e['thief'], e['victim'], e['steals'], e['gs']] for e in rep['steal_matrix']]
+    ok(edges == want_e, '%s: viewer steal graph == the report\'s steal matrix' % what,
+       (edges, want_e))
+    tot = steals.get('total', [{}])[0]
+    ok(tot.get('steals') == met['steals'] and tot.get('gs') == met['stolen'],
+       '%s: viewer steal totals == the report\'s steals and stolen' % what, (tot, met['steals'],
+                                                                           met['stolen']))
+    return lat
+
+
+def case_viewer(wsr, sim, tmp):
+    # 2 Ps, 33 Gs, 1 unit of work: the schedule (not the times) is fixed, and
+    # it has exactly 50 runnable intervals.
+    trace = os.path.join(tmp, 'trace50')
+    rc, _, err = lttrec.record(trace, [sim, '-p', '2', '-g', '33', '-w', '1'])
+    ok(rc == 0, 'sim-emitter (50 latency samples) ran', err[-500:])
+    dbpath = os.path.join(tmp, 'sim50.db')
+    r = ingest(wsr, trace, dbpath)
+    if not ok(r.returncode == 0, 'wsr ingest of the 50-sample trace', r.stderr):
+        return
+    db = sqlite3.connect(dbpath)
+    samples = [x for (x,) in db.execute('SELECT latency_ns FROM sched_latency ORDER BY 1')]
+    dur = db.execute('SELECT duration_ns FROM trace_info').fetchone()[0]
+    db.close()
+    # Nearest rank: p99 of 50 samples is rank ceil(49.5) = 50, the maximum;
+    # the 49th value differs, so an interpolating index (n - 1) * 0.99 shows.
+    ok(len(samples) == 50 and samples[48] < samples[49],
+       'the trace has 50 latency samples, the top two distinct', samples[-3:])
+    lat = check_viewer_agrees(wsr, dbpath, max(1000, dur // 20), '50 samples')
+    if lat is not None:
+        ok(lat['p99_ns'] == samples[49] == lat['max_ns'] and lat['p50_ns'] == samples[24] and
+           lat['p90_ns'] == samples[44],
+           'viewer p50, p90, p99 are the nearest ranks 25, 45, 50 (p99 == max)',
+           (lat, samples[24], samples[44], samples[49]))
+    # A bigger run: every P busy, steals, spills, many schedtrace lines.
+    trace = os.path.join(tmp, 'trace')
+    rc, _, err = lttrec.record(trace, [sim, '-p', '4', '-g', '5000', '-w', '3', '-t', '10'])
+    ok(rc == 0, 'sim-emitter (4 Ps) ran', err[-500:])
+    dbpath = os.path.join(tmp, 'sim.db')
+    r = ingest(wsr, trace, dbpath)
+    if ok(r.returncode == 0, 'wsr ingest of the 4-P trace', r.stderr):
+        db = sqlite3.connect(dbpath)
+        dur = db.execute('SELECT duration_ns FROM trace_info').fetchone()[0]
+        db.close()
+        check_viewer_agrees(wsr, dbpath, max(1000, dur // 200), '4 Ps')
+
+
 def main():
     wsr, sim, case = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory(prefix='wsr-analyzer-') as tmp:
@@ -1039,6 +1131,8 @@ def main():
             case_cli(wsr, sim, sys.argv[4], sys.argv[5], tmp)
         elif case == 'gather':
             case_gather(wsr, sim, sys.argv[4], tmp)
+        elif case == 'viewer':
+            case_viewer(wsr, sim, tmp)
         elif case == 'plugin':
             why = os.environ.get('WSR_SAN_NO_PLUGIN')
             if why:

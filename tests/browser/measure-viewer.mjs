@@ -52,7 +52,7 @@ const url = await new Promise((resolve) => {
   let out = '';
   server.stdout.on('data', (d) => {
     out += d;
-    const m = out.match(/http:\/\/127\.0\.0\.1:\d+\//);
+    const m = out.match(/http:\/\/127\.0\.0\.1:\d+\/#token=([0-9a-f]+)/);
     if (m) resolve(m[0]);
   });
 });
@@ -74,7 +74,8 @@ if (coldOnly) {
   process.exit(0);
 }
 for (;;) {
-  const s = await (await fetch(url + 'api/status')).json();
+  const s = await (await fetch(url.replace(/#.*$/, '') + 'api/status',
+    { headers: { 'X-WSR-Token': url.replace(/^.*#token=/, '') } })).json();
   if (s.lanes === 1 && s.counters === 1) break;
   await new Promise((r) => setTimeout(r, 50));
 }

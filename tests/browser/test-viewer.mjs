@@ -6,6 +6,7 @@
 // P; steal-graph edges = rows of the steal_graph view; zooming narrows the
 // visible range; clicking a G slice shows that G's id; the SQL console counts
 // steals and refuses DELETE; a request with Host: evil.example is refused; the
+// page works at localhost:PORT and says why without the per-run token; the
 // cold-start overview (a server that never gets past it:
 // WSR_VIEW_PREVIEW_ONLY=1) is drawn, flagged and bounded; the static HTML
 // report opens from file:// with the network off and shows its charts.
@@ -83,16 +84,21 @@ function startView(db, env) {
     const t = setTimeout(() => reject(new Error('no URL from wsr view: ' + serverErr)), 30000);
     server.stdout.on('data', (d) => {
       out += d;
-      const m = out.match(/http:\/\/127\.0\.0\.1:(\d+)\//);
-      if (m) { clearTimeout(t); resolve({ server, url: m[0], err: () => serverErr }); }
+      const m = out.match(URL_RE);
+      if (m) { clearTimeout(t); resolve({ server, url: m[0], token: m[2], err: () => serverErr }); }
     });
     server.on('exit', (c) => reject(new Error('wsr view exited ' + c + ': ' + serverErr)));
   });
 }
 
-function rawGet(port, urlPath, host) {
+// The URL wsr view prints: http://127.0.0.1:PORT/#token=HEX (the API needs the token).
+const URL_RE = /http:\/\/127\.0\.0\.1:(\d+)\/#token=([0-9a-f]+)/;
+
+function rawGet(port, urlPath, host, token) {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: urlPath, headers: { Host: host } }, (res) => {
+    const headers = { Host: host };
+    if (token) headers['X-WSR-Token'] = token;
+    const req = http.request({ host: '127.0.0.1', port, path: urlPath, headers }, (res) => {
       let body = '';
       res.on('data', (d) => { body += d; });
       res.on('end', () => resolve({ status: res.statusCode, body }));
@@ -145,13 +151,13 @@ async function main() {
   const server = spawn(wsr, ['view', db], { stdio: ['ignore', 'pipe', 'pipe'] });
   let serverErr = '';
   server.stderr.on('data', (d) => { serverErr += d; });
-  const url = await new Promise((resolve, reject) => {
+  const [url, token] = await new Promise((resolve, reject) => {
     let out = '';
     const t = setTimeout(() => reject(new Error('no URL from wsr view: ' + serverErr)), 30000);
     server.stdout.on('data', (d) => {
       out += d;
-      const m = out.match(/http:\/\/127\.0\.0\.1:(\d+)\//);
-      if (m) { clearTimeout(t); resolve(m[0]); }
+      const m = out.match(URL_RE);
+      if (m) { clearTimeout(t); resolve([m[0], m[2]]); }
     });
     server.on('exit', (c) => reject(new Error('wsr view exited ' + c + ': ' + serverErr)));
   });
@@ -170,7 +176,7 @@ async function main() {
 
     // Wait for the background indexing, so the page's first request finds it ready.
     for (let i = 0; i < 600; i++) {
-      const s = JSON.parse((await rawGet(port, '/api/status', '127.0.0.1:' + port)).body);
+      const s = JSON.parse((await rawGet(port, '/api/status', '127.0.0.1:' + port, token)).body);
       if (s.lanes === 1 && s.counters === 1) break;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -263,12 +269,27 @@ async function main() {
     ok(errors.length === 0, 'no console errors after the interactions', errors);
     await page.close();
 
+    // The same page at localhost:PORT (with the token), and without the token.
+    const lp = await browser.newPage();
+    const lerrors = [];
+    lp.on('console', (m) => { if (m.type() === 'error') lerrors.push(m.text()); });
+    lp.on('pageerror', (e) => lerrors.push(String(e)));
+    await lp.goto(url.replace('127.0.0.1', 'localhost'));
+    await lp.waitForSelector('body[data-ready="1"]', { timeout: 60000 });
+    const lpLanes = await lp.$$eval('.lane-label[data-kind="p"]', (ls) => ls.length);
+    ok(lerrors.length === 0 && lpLanes === gomaxprocs, 'the page works at localhost:PORT', { lerrors, lpLanes });
+    await lp.goto(url.replace(/#.*$/, ''));
+    await waitFor(lp, () => /token/.test(document.getElementById('status').textContent));
+    const noTok = await lp.$eval('#status', (e) => e.textContent);
+    ok(/403/.test(noTok), 'without the token the page says the API refused it', noTok);
+    await lp.close();
+
     // The cold-start overview: a server that stops after it (the lanes never load).
     const pv = await startView(db, { WSR_VIEW_PREVIEW_ONLY: '1' });
     try {
       const pvPort = Number(new URL(pv.url).port);
       const get = async (p) => {
-        const r = await rawGet(pvPort, p, '127.0.0.1:' + pvPort);
+        const r = await rawGet(pvPort, p, '127.0.0.1:' + pvPort, pv.token);
         return { status: r.status, body: JSON.parse(r.body) };
       };
       let st = null;
@@ -284,7 +305,7 @@ async function main() {
         'overview timeline: flagged, one lane per P, at most ~2 items per pixel and lane', { preview: tl.preview, ps: tl.p.length, items });
       ok(tl.p.some((l) => l.runs.length > 0), 'overview timeline: shows G runs');
       const ut = await get('/api/util');
-      ok(ut.status === 503 && ut.body.loading === true, 'overview server: /api/util waits for the lanes', ut);
+      ok(ut.status === 503 && ut.body.loading === true, 'overview server: /api/util waits for the figures', ut);
       const pp = await browser.newPage();
       const perrors = [];
       pp.on('console', (m) => { if (m.type() === 'error') perrors.push(m.text()); });

@@ -98,6 +98,9 @@
 
   function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
 
+  /* The per-run token from the URL wsr view printed (#token=...): the server refuses /api/ without it. */
+  const TOKEN = new URLSearchParams(location.hash.slice(1)).get('token') || '';
+
   async function api(name, params) {
     if (STATIC) {
       if (!(name in STATIC)) throw new Error(name + ' is not in this static report');
@@ -105,7 +108,7 @@
     }
     const qs = new URLSearchParams(params || {}).toString();
     W.requests++;
-    const r = await fetch('/api/' + name + (qs ? '?' + qs : ''));
+    const r = await fetch('/api/' + name + (qs ? '?' + qs : ''), { headers: { 'X-WSR-Token': TOKEN } });
     const j = await r.json();
     if (!r.ok) throw new Error(j.error || (r.status + ' ' + r.statusText));
     return j;
@@ -174,6 +177,17 @@
     }
     countersReady = true;
     fetchWindow();
+  }
+
+  /* Waits (no 503 polling) until /api/status says a background part is loaded. */
+  async function whenLoaded(part) {
+    if (STATIC) return;
+    for (;;) {
+      const s = await api('status');
+      if (s[part] === 1) return;
+      if (s[part] < 0) throw new Error('loading the ' + part + ' failed (see the server log)');
+      await sleep(300);
+    }
   }
 
   /* Answers that the server builds in the background say {"loading": true} until ready. */
@@ -670,31 +684,26 @@
   function drawUtil(u) {
     const box = $('util');
     box.textContent = '';
-    const byP = {};
-    for (const r of u.p_time) (byP[r.p] = byP[r.p] || {})[r.state] = r.ns;
-    const runG = {};
-    for (const r of u.p_run_time) runG[r.p] = r.ns;
     const parts = [
       ['running Gs', '#2f9e44'], ['scheduling', '#b2f2bb'], ['spinning', STATE_COLORS.spinning],
       ['syscall', STATE_COLORS.syscall], ['idle', STATE_COLORS.idle],
     ];
-    for (const p of info.ps) {
-      const t = byP[p] || {};
-      const g = runG[p] || 0;
-      const vals = [g, Math.max(0, (t.running || 0) - g), t.spinning || 0, t.syscall || 0, t.idle || 0];
-      const total = Math.max(1, vals.reduce((a, b) => a + b, 0));
-      const row = el('div', { class: 'util-row', 'data-p': p });
-      row.appendChild(el('span', { class: 'name' }, 'P' + p));
+    /* The report's per-P figures (ns and % of the run), as `wsr report` prints them. */
+    for (const r of u.procs) {
+      const ns = [r.running_ns, r.sched_ns, r.spinning_ns, r.syscall_ns, r.idle_ns];
+      const pct = [r.running_pct, r.sched_pct, r.spinning_pct, r.syscall_pct, r.idle_pct];
+      const row = el('div', { class: 'util-row', 'data-p': r.p });
+      row.appendChild(el('span', { class: 'name' }, 'P' + r.p));
       const bar = el('div', { class: 'util-bar' });
-      vals.forEach((v, i) => {
-        const d = el('div', { title: parts[i][0] + ': ' + fmtNs(v) + ' (' + (100 * v / total).toFixed(1) + '%)' });
-        d.style.width = (100 * v / total) + '%';
+      ns.forEach((v, i) => {
+        const d = el('div', { title: parts[i][0] + ': ' + fmtNs(v) + ' (' + pct[i].toFixed(1) + '%)' });
+        d.style.width = pct[i] + '%';
         d.style.background = parts[i][1];
         bar.appendChild(d);
       });
       row.appendChild(bar);
-      row.appendChild(el('span', { class: 'pct' }, (100 * g / total).toFixed(1) + '% running Gs, ' +
-        (100 * (t.spinning || 0) / total).toFixed(1) + '% spinning, ' + (100 * (t.idle || 0) / total).toFixed(1) + '% idle'));
+      row.appendChild(el('span', { class: 'pct' }, r.running_pct.toFixed(1) + '% running Gs, ' +
+        r.spinning_pct.toFixed(1) + '% spinning, ' + r.idle_pct.toFixed(1) + '% idle' + (u.lossy ? ' *' : '')));
       box.appendChild(row);
     }
     const lg = el('div', { class: 'note' });
@@ -750,13 +759,14 @@
   function drawSchedtrace(s) {
     const t = $('schedtrace');
     t.textContent = '';
-    const cols = ['t_ms', 'gomaxprocs', 'idleprocs', 'threads', 'spinningthreads', 'idlethreads', 'runqueue', 'runnable_gs', 'runq'];
+    const cols = ['t_ms', 'gomaxprocs', 'idleprocs', 'threads', 'spinningthreads', 'idlethreads', 'runqueue', 'runnable_gs', 'runq', 'schedticks'];
+    const arr = (c) => c === 'runq' || c === 'schedticks';
     const hr = el('tr');
-    for (const c of cols) hr.appendChild(el('th', { class: c === 'runq' ? 'l' : '' }, c));
+    for (const c of cols) hr.appendChild(el('th', { class: arr(c) ? 'l' : '' }, c));
     t.appendChild(hr);
     for (const r of s.rows) {
-      const tr = el('tr');
-      for (const c of cols) tr.appendChild(el('td', { class: c === 'runq' ? 'l' : '' }, r[c] === null ? '' : String(r[c])));
+      const tr = el('tr', { title: r.line });
+      for (const c of cols) tr.appendChild(el('td', { class: arr(c) ? 'l' : '' }, arr(c) ? '[ ' + r[c].join(' ') + ' ]' : String(r[c])));
       t.appendChild(tr);
     }
     $('sched-note').textContent = s.rows.length + ' rows every ' + fmtNs(s.interval_ns) +
@@ -881,9 +891,9 @@
     $('sql-run').addEventListener('click', runSql);
     $('sql-q').addEventListener('keydown', (e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) runSql(); });
     try {
-      /* /api/util needs the lanes: on the overview, it waits for them (no 503 polling). */
-      const util = (lanesReady ? Promise.resolve() : waitLanes()).then(() => api('util'));
-      const [st, ut, la] = await Promise.all([api('steals'), util, apiReady('latency')]);
+      /* /api/util, /api/steals and /api/latency carry the report's figures, loaded after the lanes. */
+      const util = whenLoaded('metrics').then(() => api('util'));
+      const [st, ut, la] = await Promise.all([util.then(() => api('steals')), util, apiReady('latency')]);
       drawSteals(st);
       drawUtil(ut);
       drawLatency(la);

@@ -1,0 +1,44 @@
+-- schedtrace.sql - the reconstructed Go schedtrace: the one definition of its
+-- figures (docs/schema.md, docs/report.md).
+--
+-- This file is the body of a SELECT, not a statement of its own: db.c creates
+-- the view `schedtrace` as this SELECT, and metrics.c (`wsr report`, the
+-- viewer, the HTML report) runs the same text behind a common table
+-- expression named schedtrace_ticks, which shadows the view of that name, to
+-- sample at any interval or at one instant. So the `schedtrace` view, the
+-- report's SCHED lines and the viewer's table cannot disagree.
+--
+-- Invariants:
+--   - One row per row of schedtrace_ticks(k, ts), in ts order: the counters
+--     step function (the `counters` row at or before ts) and each P's
+--     p_counters row at or before ts. Only reads tables and views.
+--   - t_ms is the "SCHED Nms" label: whole milliseconds after meta.start_ts;
+--     t is nanoseconds after it.
+--   - runq and schedticks are JSON arrays, one entry per row of `p` in P
+--     order. needspinning is always 0: no event of the catalog carries Go's
+--     needspinning flag (docs/schema.md).
+-- Concurrency: none (read by any number of readers).
+SELECT
+  (ticks.ts - ti.start_ts) / 1000000 AS t_ms,
+  ticks.ts AS ts,
+  ti.gomaxprocs AS gomaxprocs,
+  c.idle_ps AS idleprocs,
+  c.threads AS threads,
+  c.spinning_ms AS spinningthreads,
+  0 AS needspinning,
+  c.idle_ms AS idlethreads,
+  c.global_len AS runqueue,
+  (SELECT json_group_array(q) FROM (
+    SELECT coalesce((SELECT pc.runq FROM p_counters pc
+      WHERE pc.p = p.p AND pc.ts <= ticks.ts ORDER BY pc.ts DESC LIMIT 1), 0) AS q
+    FROM p ORDER BY p.p)) AS runq,
+  (SELECT json_group_array(q) FROM (
+    SELECT coalesce((SELECT pc.schedticks FROM p_counters pc
+      WHERE pc.p = p.p AND pc.ts <= ticks.ts ORDER BY pc.ts DESC LIMIT 1), 0) AS q
+    FROM p ORDER BY p.p)) AS schedticks,
+  ticks.ts - ti.start_ts AS t,
+  c.runnable_gs AS runnable_gs,
+  c.running_gs AS running_gs
+FROM schedtrace_ticks ticks, trace_info ti
+LEFT JOIN counters c ON c.ts = (SELECT max(c2.ts) FROM counters c2 WHERE c2.ts <= ticks.ts)
+ORDER BY ticks.ts
