@@ -8,8 +8,9 @@
  *   - GT_RUN(name, fn, arg) runs fn as the main G under st_run's watchdog
  *     (20 s, scaled by WSR_TEST_TIMEOUT_MULTIPLIER) at the WSRMAXPROCS the
  *     test was started with; a hang is a failure with the G/M/P dump.
- *   - gt_n(n) is n x WSR_STRESS_SCALE, divided by 10 (at least 1) in an ASan
- *     or TSan build, as the other stress tests do.
+ *   - gt_n(n) is n x WSR_STRESS_SCALE, divided by 10 in an ASan build (as
+ *     the other stress tests do) and by 40 in a TSan build (about 1 s of
+ *     TSan start-up per case is most of a port's time there), at least 1.
  *   - Nothing here measures elapsed time against a bound; gt_sleep_ms only
  *     gives other Gs a chance to reach a blocking point, as Go's tests do with
  *     time.Sleep, and the checks after it hold whatever the timing.
@@ -37,7 +38,7 @@ int gt_procs(void);
 void gt_need_procs(int n, const char *why);
 void gt_need_min_procs(int n, const char *why);
 
-/* n x WSR_STRESS_SCALE, /10 under the sanitizers, at least 1. */
+/* n x WSR_STRESS_SCALE, /10 under ASan, /40 under TSan, at least 1. */
 long gt_n(long n);
 
 /* wsr_sleep_ns(ms ms). */
