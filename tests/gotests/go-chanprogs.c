@@ -1,11 +1,10 @@
 /*
  * go-chanprogs.c - Go's test/chan programs, ported by behaviour to wsr.h:
- * sieve1, fifo, goroutines, doubleselect, nonblock, select3, select4,
- * select5, select6, select7. Each case names the program. Not ported (see
- * tests/README.md): sieve2, powser1/2 (bigger programs of the same
- * patterns as sieve1), select2 (memory growth under GC), select8, sendstmt,
- * perm and zerosize (compiler checks), select (a select-loop smoke test
- * covered by doubleselect and select5).
+ * sieve1, fifo, goroutines, doubleselect, nonblock, select, select3,
+ * select4, select5, select6, select7, zerosize. Each case names the
+ * program. Not ported (see tests/README.md): sieve2, powser1/2 (bigger
+ * programs of sieve1's patterns), select2 (memory growth under GC),
+ * select8, sendstmt and perm (compiler checks).
  *
  * Invariants: cases run at the WSRMAXPROCS meson gives under st_run's
  *   watchdog; where a Go program leaves Gs blocked forever when main returns,
@@ -975,4 +974,80 @@ WSR_TEST_KNOWN_BUG(select7_recv3, 30, BUG_SELECT_UAF)
 	int r = 2;
 
 	GT_RUN("select7_recv3", select7_main, &r);
+}
+
+/* ---- select ----
+ * A non-blocking select of sends on two buffered channels, each case going
+ * nil once it has fired, loops until only the default is left: two sends
+ * happen, the values (1 << shift at each try) or to 3; with one channel
+ * nil from the start, one send happens. (Go's count of evaluations of the
+ * send expressions is a compiler matter.) */
+static int send_until_default(wsr_chan *a, wsr_chan *b, unsigned *shift)
+{
+	int i = 0;
+
+	for (;;) {
+		unsigned va = 1u << *shift, vb = 1u << *shift;
+		wsr_select_case cs[2] = {{a, WSR_SEND, &va, 0}, {b, WSR_SEND, &vb, 0}};
+		int k = wsr_select(cs, 2, 0);
+
+		if (k < 0)
+			break;
+		i++;
+		if (k == 0)
+			a = NULL;
+		else
+			b = NULL;
+		(*shift)++;
+	}
+	return i;
+}
+
+static int select_main(void *arg)
+{
+	wsr_chan *a = wsr_chan_make(sizeof(unsigned), 1), *b = wsr_chan_make(sizeof(unsigned), 1);
+	unsigned shift = 0, av, bv;
+
+	(void)arg;
+	ASSERT_EQ(send_until_default(a, b, &shift), 2);
+	ASSERT_EQ(wsr_chan_recv(a, &av), 1);
+	ASSERT_EQ(wsr_chan_recv(b, &bv), 1);
+	ASSERT_EQ(av | bv, 3);
+	ASSERT_EQ(send_until_default(a, NULL, &shift), 1);
+	wsr_chan_free(a);
+	wsr_chan_free(b);
+	return 0;
+}
+
+WSR_TEST_TIMEOUT(select, 30)
+{
+	GT_RUN("select", select_main, NULL);
+}
+
+/* ---- zerosize ----
+ * Channels of a zero-sized element, unbuffered and buffered; the port also
+ * moves a value through each (Go only makes them). */
+static void zs_send(void *arg)
+{
+	ASSERT_EQ(wsr_chan_send(arg, NULL), 0);
+}
+
+static int zerosize_main(void *arg)
+{
+	wsr_chan *u = wsr_chan_make(0, 0), *b = wsr_chan_make(0, 1);
+
+	(void)arg;
+	ASSERT(u != NULL && b != NULL);
+	ASSERT_EQ(wsr_chan_send(b, NULL), 0);
+	ASSERT_EQ(wsr_chan_recv(b, NULL), 1);
+	wsr_go(zs_send, u);
+	ASSERT_EQ(wsr_chan_recv(u, NULL), 1);
+	wsr_chan_free(u);
+	wsr_chan_free(b);
+	return 0;
+}
+
+WSR_TEST_TIMEOUT(zerosize, 30)
+{
+	GT_RUN("zerosize", zerosize_main, NULL);
 }

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# tests/gotests/soak.sh - the long run of issue 17 (not in CI): the chaos stress
+# at 64 Ps and every Go port (tests/gotests) at WSRMAXPROCS=64, plain and under
+# WSRDEBUG=chaos=SEED, round after round with a new seed, for MINUTES minutes.
+#
+# Usage: tests/gotests/soak.sh [BUILD_DIR [MINUTES]]   (default: build 10)
+#   WSR_STRESS_SCALE (default 5) sizes every run; WSR_SOAK_PROCS (default 64)
+#   is the P count; WSR_TEST_KNOWN_BUGS=1 runs the known-bug cases too.
+# Stops at the first failing run and prints its log; ends with one line
+# "soak: R rounds, N runs, F failed in S s" and exits 1 if anything failed.
+# Each run is a whole TAP test binary; logs go to BUILD_DIR/soak-logs/.
+set -uo pipefail
+build=${1:-build}
+minutes=${2:-10}
+procs=${WSR_SOAK_PROCS:-64}
+export WSR_STRESS_SCALE=${WSR_STRESS_SCALE:-5}
+ports=(go-chan go-chanprogs go-proc go-sync go-time go-crash)
+
+[ -x "$build/tests/stress/stress-chaos" ] || { echo "soak: no $build/tests/stress/stress-chaos (build first)" >&2; exit 2; }
+for p in "${ports[@]}"; do
+  [ -x "$build/tests/gotests/$p" ] || { echo "soak: no $build/tests/gotests/$p (build first)" >&2; exit 2; }
+done
+logs=$build/soak-logs
+rm -rf "$logs" && mkdir -p "$logs"
+
+start=$(date +%s)
+deadline=$((start + minutes * 60))
+rounds=0 runs=0 failed=0
+
+# run NAME CMD...: one test binary, its TAP into $logs/NAME.log.
+run() {
+  local name=$1; shift
+  runs=$((runs + 1))
+  if ! "$@" > "$logs/$name.log" 2>&1; then
+    failed=$((failed + 1))
+    echo "soak: FAILED $name (log $logs/$name.log):"
+    grep -E '^not ok|^#' "$logs/$name.log" | tail -40
+    return 1
+  fi
+  rm -f "$logs/$name.log"
+}
+
+while [ "$(date +%s)" -lt "$deadline" ]; do
+  seed=$((rounds + 1))
+  # stress-chaos picks WSRMAXPROCS and WSRDEBUG itself (chaos=WSR_SEED+P).
+  WSR_SEED=$seed WSR_TEST_FILTER=chaos_p64 run "chaos-p64-seed$seed" "$build/tests/stress/stress-chaos" || break
+  for p in "${ports[@]}"; do
+    [ "$(date +%s)" -lt "$deadline" ] || break
+    WSRMAXPROCS=$procs run "$p-p$procs-round$seed" env -u WSRDEBUG "$build/tests/gotests/$p" || break 2
+    WSRMAXPROCS=$procs WSRDEBUG=chaos=$seed run "$p-p$procs-chaos$seed" "$build/tests/gotests/$p" || break 2
+  done
+  rounds=$((rounds + 1))
+done
+echo "soak: $rounds rounds, $runs runs, $failed failed in $(( $(date +%s) - start )) s" \
+  "(WSRMAXPROCS=$procs, WSR_STRESS_SCALE=$WSR_STRESS_SCALE, $build)"
+[ "$failed" -eq 0 ]
