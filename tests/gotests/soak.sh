@@ -4,8 +4,11 @@
 # WSRDEBUG=chaos=SEED, round after round with a new seed, for MINUTES minutes.
 #
 # Usage: tests/gotests/soak.sh [BUILD_DIR [MINUTES]]   (default: build 10)
-#   WSR_STRESS_SCALE (default 5) sizes every run; WSR_SOAK_PROCS (default 64)
-#   is the P count; WSR_TEST_KNOWN_BUGS=1 runs the known-bug cases too.
+#   WSR_STRESS_SCALE (default 5) sizes every run, and the watchdogs and case
+#   timeouts grow with it (WSR_TEST_TIMEOUT_MULTIPLIER, default the scale: a
+#   hang still fails, a run slowed down by chaos and 64 threads on few cores
+#   does not); WSR_SOAK_PROCS (default 64) is the P count;
+#   WSR_TEST_KNOWN_BUGS=1 runs the known-bug cases too.
 # Stops at the first failing run and prints its log; ends with one line
 # "soak: R rounds, N runs, F failed in S s" and exits 1 if anything failed.
 # Each run is a whole TAP test binary; logs go to BUILD_DIR/soak-logs/.
@@ -14,6 +17,7 @@ build=${1:-build}
 minutes=${2:-10}
 procs=${WSR_SOAK_PROCS:-64}
 export WSR_STRESS_SCALE=${WSR_STRESS_SCALE:-5}
+export WSR_TEST_TIMEOUT_MULTIPLIER=${WSR_TEST_TIMEOUT_MULTIPLIER:-$WSR_STRESS_SCALE}
 ports=(go-chan go-chanprogs go-proc go-sync go-time go-crash)
 
 [ -x "$build/tests/stress/stress-chaos" ] || { echo "soak: no $build/tests/stress/stress-chaos (build first)" >&2; exit 2; }
@@ -52,5 +56,6 @@ while [ "$(date +%s)" -lt "$deadline" ]; do
   rounds=$((rounds + 1))
 done
 echo "soak: $rounds rounds, $runs runs, $failed failed in $(( $(date +%s) - start )) s" \
-  "(WSRMAXPROCS=$procs, WSR_STRESS_SCALE=$WSR_STRESS_SCALE, $build)"
+  "(WSRMAXPROCS=$procs, WSR_STRESS_SCALE=$WSR_STRESS_SCALE," \
+  "WSR_TEST_TIMEOUT_MULTIPLIER=$WSR_TEST_TIMEOUT_MULTIPLIER, $build)"
 [ "$failed" -eq 0 ]
