@@ -174,7 +174,7 @@ static void chan_one_cap(int cap)
 		/* 100 values arrive uncorrupted and in FIFO order, with recv's ok too. */
 		wsr_chan *c = wsr_chan_make(sizeof(int), (size_t)cap);
 		struct sendn s = {c, 100, wg};
-		enum { P = 4 };
+		const int P = 4;
 		int L = (int)gt_n(1000) < 1000 ? (int)gt_n(1000) : 1000;
 		struct sendn ps = {c, L, wg};
 		struct counter k = {c, wsr_chan_make(sizeof(int *), 0), L};
@@ -510,7 +510,9 @@ WSR_TEST_TIMEOUT(TestSelectStress, 30)
  * ones (values 1 and 2), then hands the value out (or stops on done). Over
  * 10,000 trials the share of 1s must be within six nines' margin of 1/2:
  * |r - 0.5| <= 4.891676 / (2 sqrt(10000)) = 0.02446 (Go's own bound). */
-enum { FAIR_TRIALS = 10000 };
+enum {
+	FAIR_TRIALS = 10000
+};
 
 struct fair {
 	wsr_chan *c1, *c2, *c3, *c4, *out, *done;
@@ -538,9 +540,12 @@ static void fair_g(void *arg)
 
 static int fair_main(void *arg)
 {
-	struct fair f = {wsr_chan_make(1, FAIR_TRIALS + 1), wsr_chan_make(1, FAIR_TRIALS + 1),
-			 wsr_chan_make(1, 0),		       wsr_chan_make(1, 0),
-			 wsr_chan_make(1, 0),		       wsr_chan_make(1, 0),
+	struct fair f = {wsr_chan_make(1, FAIR_TRIALS + 1),
+			 wsr_chan_make(1, FAIR_TRIALS + 1),
+			 wsr_chan_make(1, 0),
+			 wsr_chan_make(1, 0),
+			 wsr_chan_make(1, 0),
+			 wsr_chan_make(1, 0),
 			 wsr_waitgroup_make()};
 	unsigned char one = 1, two = 2, b;
 	long cnt1 = 0, cnt2 = 0, i;
@@ -644,7 +649,10 @@ WSR_TEST_TIMEOUT(TestPseudoRandomSend, 30)
  * their prime), forward to a results channel; a feeder sends 271,828 values
  * then closes work, waits for the workers and closes results. The consumer
  * must see every value: the count and the sum match. */
-enum { MC_NWORK = 23 };
+enum {
+	MC_NWORK = 23
+};
+
 static const int mc_pn[] = {2, 3, 7, 11, 13, 17, 19, 23, 27, 31};
 #define MC_NPN ((int)(sizeof(mc_pn) / sizeof(mc_pn[0])))
 
@@ -688,8 +696,11 @@ static int mc_main(void *arg)
 {
 	/* Go: 271,828 iterations. */
 	struct mc m = {wsr_chan_make(sizeof(int), MC_NWORK * 3),
-		       wsr_chan_make(sizeof(int), MC_NWORK * 3), wsr_waitgroup_make(),
-		       gt_n(271828), 0, 0};
+		       wsr_chan_make(sizeof(int), MC_NWORK * 3),
+		       wsr_waitgroup_make(),
+		       gt_n(271828),
+		       0,
+		       0};
 	long n = 0, s = 0;
 	int i, v;
 
@@ -704,8 +715,9 @@ static int mc_main(void *arg)
 	}
 	/* r is closed only after the feeder's last write of expect. */
 	if (n != m.niter || s != m.expect)
-		wsrtest_fail(__FILE__, __LINE__, "expected sum %ld (got %ld) from %ld iter (saw %ld)",
-			     m.expect, s, m.niter, n);
+		wsrtest_fail(__FILE__, __LINE__,
+			     "expected sum %ld (got %ld) from %ld iter (saw %ld)", m.expect, s,
+			     m.niter, n);
 	wsr_chan_free(m.q);
 	wsr_chan_free(m.r);
 	wsr_waitgroup_free(m.wg);
@@ -731,8 +743,8 @@ static void dup_a(void *arg)
 {
 	struct dup *s = arg;
 	int v, nine = 9;
-	wsr_select_case cs[3] = {{s->c, WSR_RECV, &v, 0}, {s->c, WSR_RECV, &v, 0},
-				 {s->d, WSR_RECV, &v, 0}};
+	wsr_select_case cs[3] = {
+		{s->c, WSR_RECV, &v, 0}, {s->c, WSR_RECV, &v, 0}, {s->d, WSR_RECV, &v, 0}};
 
 	ASSERT_EQ(wsr_select(cs, 3, 1), 2);
 	ASSERT_EQ(v, 7);

@@ -95,7 +95,9 @@ WSR_TEST_TIMEOUT(sieve1, 30)
  * Gs chained by tokens each receive one value from a shared unbuffered
  * channel in turn; they must get 0 .. N-1 in order (an unbuffered channel
  * is a pure FIFO). */
-enum { FIFO_N = 10 };
+enum {
+	FIFO_N = 10
+};
 
 struct chain {
 	wsr_chan *ch, *in, *out;
@@ -591,18 +593,18 @@ static int select3_main(void *arg)
 	closedch = wsr_chan_make(sizeof(int), 0);
 	wsr_chan_close(closedch);
 	/* (nil channel send and receive outside a select: select3_nil_channel_ops) */
-	test_block(0, s3_defaults, NULL);      /* nil cases never selected; defaults don't block */
-	test_block(0, s3_async_send, NULL);    /* free buffer space never blocks */
-	test_block(0, s3_closed_recv, NULL);   /* a closed channel never blocks a receive */
-	test_block(1, s3_recv_new, NULL);      /* a non-ready channel always blocks */
-	test_block(1, s3_empty_select, NULL);  /* empty selects always block */
+	test_block(0, s3_defaults, NULL);     /* nil cases never selected; defaults don't block */
+	test_block(0, s3_async_send, NULL);   /* free buffer space never blocks */
+	test_block(0, s3_closed_recv, NULL);  /* a closed channel never blocks a receive */
+	test_block(1, s3_recv_new, NULL);     /* a non-ready channel always blocks */
+	test_block(1, s3_empty_select, NULL); /* empty selects always block */
 	test_block(1, s3_nil_select_recv, NULL); /* selects of nil channels only, too */
 	test_block(1, s3_nil_select_send, NULL);
 	test_block(1, s3_nil_select_both, NULL);
 	test_block(1, s3_select_recv_new, NULL); /* non-ready non-nil channels block */
-	test_block(0, s3_ready, NULL);         /* ready channels don't block */
-	test_block(0, s3_closed_select, NULL); /* closed channels act as the plain operations */
-	test_block(1, s3_select_self, NULL);   /* a select that sees itself */
+	test_block(0, s3_ready, NULL);           /* ready channels don't block */
+	test_block(0, s3_closed_select, NULL);   /* closed channels act as the plain operations */
+	test_block(1, s3_select_self, NULL);     /* a select that sees itself */
 	gt_keep(closedch);
 	return 0;
 }
@@ -688,8 +690,8 @@ struct s5 {
 };
 
 /* Builds the cases: the dummies chosen by mask, the real one at pos. */
-static int s5_cases(wsr_select_case *cs, struct s5 *s, unsigned mask, int pos,
-		    wsr_select_case real, int *dv)
+static int s5_cases(wsr_select_case *cs, struct s5 *s, unsigned mask, int pos, wsr_select_case real,
+		    int *dv)
 {
 	wsr_select_case extra[4] = {{s->dummy, WSR_SEND, dv, 0},
 				    {s->dummy, WSR_RECV, dv, 0},
@@ -737,8 +739,9 @@ static int select5_main(void *arg)
 					if (form == 0) {
 						ASSERT_EQ(wsr_chan_recv(s.c, &s.x), 1);
 					} else {
-						real.elem = form == 1 ? (void *)&s.x :
-							    form == 2 ? (void *)heap : NULL;
+						real.elem = form == 1   ? (void *)&s.x
+							    : form == 2 ? (void *)heap
+									: NULL;
 						at = s5_cases(cs, &s, mask, pos, real, &dv);
 						n = __builtin_popcount(mask) + 1;
 						ASSERT_EQ(wsr_select(cs, n, block), at);
@@ -749,8 +752,8 @@ static int select5_main(void *arg)
 							s.x = s.n; /* discarded: nothing to compare */
 					}
 					if (s.x != s.n)
-						wsrtest_fail(__FILE__, __LINE__, "have %d want %d", s.x,
-							     s.n);
+						wsrtest_fail(__FILE__, __LINE__, "have %d want %d",
+							     s.x, s.n);
 					ASSERT_EQ(dv, 99);
 					s.n++;
 					ncases++;
@@ -765,7 +768,8 @@ static int select5_main(void *arg)
 				ASSERT_EQ(wsr_select(cs, __builtin_popcount(mask) + 1, block), at);
 				ASSERT_EQ(wsr_chan_recv(s.c, &s.x), 1);
 				if (s.x != s.n)
-					wsrtest_fail(__FILE__, __LINE__, "have %d want %d", s.x, s.n);
+					wsrtest_fail(__FILE__, __LINE__, "have %d want %d", s.x,
+						     s.n);
 				s.n++;
 				ncases++;
 			}
@@ -777,10 +781,11 @@ static int select5_main(void *arg)
 	/* nonblock: never-ready cases with a default; nothing may be written. */
 	for (mask = 0; mask < 256; mask++) {
 		int guard = 12345, one = 1;
-		wsr_select_case all[8] = {{s.dummy, WSR_SEND, &one, 0}, {NULL, WSR_SEND, &one, 0},
-					  {s.dummy, WSR_RECV, NULL, 0}, {s.dummy, WSR_RECV, &s.x, 0},
-					  {s.dummy, WSR_RECV, &guard, 0}, {NULL, WSR_RECV, NULL, 0},
-					  {NULL, WSR_RECV, &s.x, 0},	  {NULL, WSR_RECV, &guard, 0}};
+		wsr_select_case all[8] = {
+			{s.dummy, WSR_SEND, &one, 0},   {NULL, WSR_SEND, &one, 0},
+			{s.dummy, WSR_RECV, NULL, 0},   {s.dummy, WSR_RECV, &s.x, 0},
+			{s.dummy, WSR_RECV, &guard, 0}, {NULL, WSR_RECV, NULL, 0},
+			{NULL, WSR_RECV, &s.x, 0},      {NULL, WSR_RECV, &guard, 0}};
 		wsr_select_case cs[8];
 		int n = 0;
 
@@ -790,7 +795,8 @@ static int select5_main(void *arg)
 		s.x = s.n;
 		ASSERT_EQ(wsr_select(cs, n, 0), -1);
 		if (s.x != s.n || guard != 12345)
-			wsrtest_fail(__FILE__, __LINE__, "a case that did not fire wrote its target");
+			wsrtest_fail(__FILE__, __LINE__,
+				     "a case that did not fire wrote its target");
 		s.n++;
 		ncases++;
 	}

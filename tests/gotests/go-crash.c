@@ -42,11 +42,11 @@ static void child(struct st_child *r, const char *scenario)
 	st_exec(r, argv, 20);
 }
 
-#define ASSERT_HAS(hay, needle)                                                                    \
-	do {                                                                                       \
-		if (strstr((hay), (needle)) == NULL)                                               \
-			wsrtest_fail(__FILE__, __LINE__, "missing \"%s\" in:\n%s", (needle), (hay)); \
-	} while (0)
+#define ASSERT_HAS(hay, needle)                                                 \
+ do {                                                                           \
+  if (strstr((hay), (needle)) == NULL)                                          \
+   wsrtest_fail(__FILE__, __LINE__, "missing \"%s\" in:\n%s", (needle), (hay)); \
+ } while (0)
 
 /* ---- TestSimpleDeadlock, TestNoHelperGoroutines ----
  * main blocks in an empty select: the runtime reports the deadlock (exit
@@ -65,7 +65,8 @@ WSR_TEST_TIMEOUT(TestSimpleDeadlock, 30)
 	ASSERT_EQ(regcomp(&re, "goroutine [0-9]+ \\[", REG_EXTENDED), 0);
 	for (p = r.err; regexec(&re, p, 1, &m, 0) == 0; p += m.rm_eo) {
 		if (strncmp(p + m.rm_so, "goroutine 1 [", 13) != 0)
-			wsrtest_fail(__FILE__, __LINE__, "want to see only goroutine 1, see:\n%s", r.err);
+			wsrtest_fail(__FILE__, __LINE__, "want to see only goroutine 1, see:\n%s",
+				     r.err);
 		count++;
 	}
 	ASSERT_EQ(count, 1);

@@ -552,16 +552,18 @@ static void pph_g(void *arg)
 	int t = 1;
 
 	for (;;) {
-		wsr_select_case cs[2] = {{r->s->done, WSR_RECV, NULL, 0}, {r->wake, WSR_RECV, &t, 0}};
+		wsr_select_case cs[2] = {{r->s->done, WSR_RECV, NULL, 0},
+					 {r->wake, WSR_RECV, &t, 0}};
 		long i;
 
 		if (wsr_select(cs, 2, 1) == 0)
 			break;
 		/* Go's *counter++ in a loop: a memory increment per step. */
 		for (i = 0; i < r->limit; i++)
-			atomic_store_explicit(r->counter,
-					      atomic_load_explicit(r->counter, memory_order_relaxed) + 1,
-					      memory_order_relaxed);
+			atomic_store_explicit(
+				r->counter,
+				atomic_load_explicit(r->counter, memory_order_relaxed) + 1,
+				memory_order_relaxed);
 		ASSERT_EQ(wsr_chan_send(r->wake, &t), 0);
 	}
 	wsr_waitgroup_done(r->s->wg);
@@ -569,8 +571,12 @@ static void pph_g(void *arg)
 
 static int pph_main(void *arg)
 {
-	struct pph s = {wsr_chan_make(0, 0), wsr_chan_make(sizeof(int), 0),
-			wsr_chan_make(sizeof(int), 0), 0, 0, wsr_waitgroup_make()};
+	struct pph s = {wsr_chan_make(0, 0),
+			wsr_chan_make(sizeof(int), 0),
+			wsr_chan_make(sizeof(int), 0),
+			0,
+			0,
+			wsr_waitgroup_make()};
 	struct pph_run hog = {&s, 1000000, &s.hogcount, s.hog};
 	struct pph_run light = {&s, 1000, &s.lightcount, s.light};
 	int i, t = 1;
@@ -593,8 +599,8 @@ static int pph_main(void *arg)
 	l = atomic_load(&s.lightcount);
 	printf("# hogCount %ld, lightCount %ld\n", h, l);
 	if (h / 20 > l || l / 20 > h)
-		wsrtest_fail(__FILE__, __LINE__, "want hogCount/lightCount in [1/20, 20]; got %ld/%ld",
-			     h, l);
+		wsrtest_fail(__FILE__, __LINE__,
+			     "want hogCount/lightCount in [1/20, 20]; got %ld/%ld", h, l);
 	wsr_chan_free(s.done);
 	wsr_chan_free(s.hog);
 	wsr_chan_free(s.light);

@@ -36,7 +36,9 @@ static void wgt_g(void *arg)
 
 static int wg_main(void *arg)
 {
-	enum { N = 16 };
+	enum {
+		N = 16
+	};
 	struct wgt t = {wsr_waitgroup_make(), wsr_waitgroup_make(), NULL};
 	int round, i, v;
 
@@ -50,7 +52,8 @@ static int wg_main(void *arg)
 		wsr_waitgroup_wait(t.wg1);
 		for (i = 0; i < N; i++) {
 			if (gt_try_recv(t.exited, &v, NULL))
-				wsrtest_fail(__FILE__, __LINE__, "WaitGroup released group too soon");
+				wsrtest_fail(__FILE__, __LINE__,
+					     "WaitGroup released group too soon");
 			wsr_waitgroup_done(t.wg2);
 		}
 		for (i = 0; i < N; i++)

@@ -5,11 +5,11 @@
  *   same variable the runtime reads at wsr_main.
  * Concurrency: the select helpers are called from Gs; the rest is pure.
  */
+#include "gotest.h"
+
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
-
-#include "gotest.h"
 
 int gt_procs(void)
 {
