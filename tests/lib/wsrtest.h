@@ -7,6 +7,12 @@
  *     under alarm(10 s x WSR_TEST_TIMEOUT_MULTIPLIER).
  *   - Output is TAP: "1..N" then "ok N - name" / "not ok N - name".
  *   - WSR_TEST_FILTER=substr runs only the matching cases.
+ *   - A case that calls wsrtest_skip() is reported "ok N - name # SKIP".
+ *   - A case declared with WSR_TEST_KNOWN_BUG(name, secs, why) is not run
+ *     (reported "ok N - name # SKIP known bug: why") unless
+ *     WSR_TEST_KNOWN_BUGS=1, when it runs and is reported like any case:
+ *     it marks a faithful test of behaviour the runtime gets wrong today,
+ *     so that the fix turns it back into a WSR_TEST_TIMEOUT.
  * Concurrency: a case may start threads; the harness itself is single-threaded.
  */
 #ifndef WSR_TESTS_LIB_WSRTEST_H
@@ -22,16 +28,22 @@ struct wsrtest_case {
 	void (*fn)(void);
 	unsigned timeout_s;
 	int line; /* cases run sorted by line: definition order */
+	const char *known_bug; /* non-NULL: skipped unless WSR_TEST_KNOWN_BUGS=1 */
 };
 
-#define WSR_TEST_TIMEOUT(name_, secs_)                                                             \
+#define WSR_TEST_CASE_(name_, secs_, bug_)                                                         \
 	static void wsrtest_fn_##name_(void);                                                      \
 	static const struct wsrtest_case wsrtest_case_##name_                                      \
 		__attribute__((used, section("wsr_tests"), aligned(sizeof(void *)))) = {           \
-			#name_, wsrtest_fn_##name_, (secs_), __LINE__};                                      \
+			#name_, wsrtest_fn_##name_, (secs_), __LINE__, (bug_)};                    \
 	static void wsrtest_fn_##name_(void)
 
+#define WSR_TEST_TIMEOUT(name_, secs_) WSR_TEST_CASE_(name_, secs_, NULL)
 #define WSR_TEST(name_) WSR_TEST_TIMEOUT(name_, 10)
+#define WSR_TEST_KNOWN_BUG(name_, secs_, why_) WSR_TEST_CASE_(name_, secs_, why_)
+
+/* Ends the calling case as skipped, with the reason as a TAP comment. */
+void wsrtest_skip(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
 void wsrtest_fail(const char *file, int line, const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 3, 4)));
