@@ -1373,9 +1373,11 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 	bool foreign_pm = r->ev == EV_RETAKE || r->ev == EV_HANDOFF || r->ev == EV_PREEMPT ||
 			  r->ev == EV_SCHEDTRACE;
 	if (!foreign_pm) {
-		/* A woken M's spin_start is emitted by its waker (startm): its
-		 * vtid is the waker's, so an M's tid comes from its other events. */
-		if (m_known(dv, m, ts, r->ev == EV_SPIN_START ? -1 : tid, err) < 0)
+		/* A woken M's m_unpark and spin_start are emitted by its waker
+		 * (startm): their vtid is the waker's, so an M's tid comes from
+		 * its other events. */
+		bool by_waker = r->ev == EV_SPIN_START || r->ev == EV_M_UNPARK;
+		if (m_known(dv, m, ts, by_waker ? -1 : tid, err) < 0)
 			return -1;
 	}
 	if (p_known(dv, p, ts, err) < 0)

@@ -24,9 +24,10 @@
  *       and its event), is at or before e (the change may precede the
  *       loads): +d.
  * The emitter of sysmon's events (retake, handoff, preempt, schedtrace) and
- * of other events without an M is one pseudo-M, -1. One change is made by
- * another thread on an M's behalf and announced by the M itself: a waker
- * lowers nmidle before the woken M emits m_unpark. When the trace ends
+ * of other events without an M is one pseudo-M, -1. In traces of runtimes
+ * before 2026-12-01 one change was made by another thread on an M's behalf
+ * and announced by the M itself: a waker lowered nmidle before the woken M
+ * emitted m_unpark (the waker now emits it, under the lock). When the trace ends
  * before that m_unpark (the program crashed or exited meanwhile), the M's
  * m_park stands for it: (d) a parked M with no later event, -1 on
  * idlethreads for a window after its m_park. A field is "explained"

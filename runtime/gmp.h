@@ -180,7 +180,6 @@ struct wsr_m {
 	/* A put by this M spilled into a global queue longer than the backlog
 	 * bound (runq.c); wsr_go clears it before and reads it after newproc. */
 	bool backlog;
-	int32_t wakeby;		     /* id of the M that woke it, -1 sysmon; set before notewakeup */
 	struct wsr_note park;	     /* stopm sleeps here */
 	struct wsr_m *schedlink;     /* sched.midle; under sched.lock */
 	struct wsr_m *alllink;	     /* sched.allm; under sched.lock */

@@ -33,7 +33,6 @@ struct wsr_m *wsr__allocm(void)
 	if (mp == NULL)
 		wsr__throw("allocm: out of memory");
 	mp->id = wsr__sched.mnext++;
-	mp->wakeby = -1;
 	mp->rand = (uint64_t)wsr__nanotime() ^ ((uint64_t)mp->id * 0x9E3779B97F4A7C15ULL);
 	mp->alllink = wsr__sched.allm;
 	wsr__sched.allm = mp;

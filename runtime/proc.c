@@ -204,7 +204,7 @@ static struct wsr_p *pidlegetspinning(struct wsr_m *mp)
  * nmspinning under this same lock hold, and spin_start is emitted here, on
  * the M's behalf, so the event sits where the counter changed (schedtrace
  * snapshots, taken under the lock, then agree with the trace): that event's
- * vtid is the caller's, not the new M's. Returns the
+ * vtid is the caller's, not the new M's; likewise a woken M's m_unpark. Returns the
  * M's id, or -1 when the runtime is exiting (the P and the count go back). */
 static int32_t startm_locked(struct wsr_m *caller, struct wsr_p *pp, bool spinning)
 {
@@ -231,7 +231,10 @@ static int32_t startm_locked(struct wsr_m *caller, struct wsr_p *pp, bool spinni
 	WSR_ASSERT(!nmp->spinning && nmp->nextp == NULL);
 	nmp->spinning = spinning;
 	nmp->nextp = pp;
-	nmp->wakeby = m_id(caller);
+	/* On the M's behalf, where mget lowered nmidle (see stopm). */
+	if (!fresh)
+		WSR_TRACE(m_unpark, wsr__stats_of(caller), pp->id, nmp->id,
+			  load_relaxed(&wsr__sched.nmidle), m_id(caller));
 	if (spinning)
 		WSR_TRACE(spin_start, wsr__stats_of(caller), pp->id, nmp->id,
 			  load_seq(&wsr__sched.nmspinning), 0);
@@ -325,19 +328,19 @@ static void stopm(struct wsr_m *mp)
 	}
 	wsr__mput(mp);
 	nmidle = load_relaxed(&wsr__sched.nmidle);
+	/* Under the lock, as nmidle changed: the idle-M count and its events
+	 * are in one order (m_unpark is emitted by the waker, also under it). */
+	WSR_TRACE(m_park, &mp->stats, -1, mp->id, nmidle, -1);
 	wsr__checkdead();
 	wsr__unlock(&wsr__sched.lock);
-	WSR_TRACE(m_park, &mp->stats, -1, mp->id, nmidle, -1);
 	WSR_CHAOS(mp, CHAOS_PARK);
 	wsr__notesleep(&mp->park);
 	wsr__noteclear(&mp->park);
 	pp = mp->nextp;
 	mp->nextp = NULL;
-	WSR_TRACE(m_unpark, &mp->stats, p_id(pp), mp->id, load_relaxed(&wsr__sched.nmidle),
-		  mp->wakeby);
 	if (pp != NULL)
 		wsr__acquirep(mp, pp);
-	/* A spinning wakeup's spin_start was emitted by the waker (startm_locked). */
+	/* The waker emitted m_unpark (and a spinning wakeup's spin_start). */
 }
 
 /* Wakes every parked M and the poller so they see sched.exiting. */
@@ -349,7 +352,8 @@ static void wakeall_for_exit(struct wsr_m *caller)
 	while ((mp = wsr__mget()) != NULL) {
 		mp->nextp = NULL;
 		mp->spinning = false;
-		mp->wakeby = m_id(caller);
+		WSR_TRACE(m_unpark, wsr__stats_of(caller), -1, mp->id,
+			  load_relaxed(&wsr__sched.nmidle), m_id(caller));
 		wsr__notewakeup(&mp->park);
 	}
 	wsr__unlock(&wsr__sched.lock);

@@ -40,8 +40,9 @@ MAX_SAMPLES = 5
 RUN_TIMEOUT = int(os.environ.get('WSR_FIDELITY_RUN_TIMEOUT', '120'))
 SCHEDTRACE_MS = 2
 # Events that sysmon emits about another thread's P and M (docs/tracepoints.md), and
-# spin_start, which the waker emits for the M it starts: their tid is not the M's own.
-NOT_OWN_TID = ('retake', 'handoff', 'preempt', 'schedtrace', 'spin_start')
+# spin_start and m_unpark, which the waker emits for the M it starts: their tid is not the
+# M's own.
+NOT_OWN_TID = ('retake', 'handoff', 'preempt', 'schedtrace', 'spin_start', 'm_unpark')
 
 # case: (program arguments, extra WSRDEBUG, expected `wsr run` exit status, whether the
 # runtime prints its stats line, events the case must produce in at least one lossless run,

@@ -170,8 +170,22 @@ WSR_TEST_TIMEOUT(no_preempt_before_a_slice, 30)
 
 	wsrtest_watchdog(25, "no_preempt_before_a_slice");
 	for (p = 1; p <= 2; p++) {
+		int tries;
+
 		setprocs(p);
-		ASSERT_EQ(wsr_main(brief_main, NULL), 0);
+		/* A run that lasts a whole slice (10 ms) may be preempted rightly:
+		 * on a loaded machine the 2 ms loop's thread can lose its CPU for
+		 * that long (20 copies of this test at once did). Such a run says
+		 * nothing either way, so it is made again. */
+		for (tries = 0; tries < 10; tries++) {
+			int64_t t0 = wsr__nanotime();
+
+			ASSERT_EQ(wsr_main(brief_main, NULL), 0);
+			if (wsr__nanotime() - t0 < 9 * 1000 * 1000)
+				break;
+		}
+		if (tries == 10)
+			wsrtest_skip("every run took a whole slice (a loaded machine)");
 		/* sysmon used to take its first look at a P whose tick was still 0
 		 * for a slice that began at time 0: a preempt event with ran_ns =
 		 * the machine's uptime, in every trace. */
@@ -347,12 +361,19 @@ WSR_TEST_TIMEOUT(schedtrace_go_format, 20)
 			  "runqueue=[0-9]+ \\[ [0-9]+ [0-9]+ \\] schedticks=\\[ [0-9]+ [0-9]+ \\]$",
 			  REG_EXTENDED | REG_NOSUB),
 		  0);
+	long last_ms = -1;
+
 	for (line = strtok_r(out, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
 		if (strncmp(line, "SCHED ", 6) == 0) {
 			if (regexec(&re, line, 0, NULL, 0) != 0)
 				wsrtest_fail(__FILE__, __LINE__, "bad schedtrace line: %s", line);
-			if (lines == 0)
-				ASSERT(strncmp(line, "SCHED 0ms:", 10) == 0);
+			/* As Go's: ms since the runtime started (the first line comes
+			 * when sysmon starts, "SCHED 0ms" unless its thread starts
+			 * late), never going back. tests/analyzer checks each label
+			 * against the trace's time of its snapshot. */
+			long ms = strtol(line + 6, NULL, 10);
+			ASSERT(ms >= last_ms);
+			last_ms = ms;
 			lines++;
 		} else {
 			ASSERT(strncmp(line, "wsr stats: init=1 g_create=1 ", 29) == 0);
