@@ -660,7 +660,8 @@ static int longest(struct dag *d, int32_t *last, struct wsr_err *err)
 	}
 	free(d->st);
 	d->st = sorted;
-	qsort(d->ed, (size_t)d->ned, sizeof(*d->ed), cmp_edge_src);
+	if (d->ned > 0) /* d->ed is NULL without edges: qsort wants an array */
+		qsort(d->ed, (size_t)d->ned, sizeof(*d->ed), cmp_edge_src);
 
 	int64_t best = -1;
 	int32_t k = 0;

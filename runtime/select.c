@@ -45,6 +45,7 @@
 struct selent {
 	struct wsr_chan *c;
 	int caseidx;
+	int pollpos; /* its place in the poll order: the tie-break of one channel's cases */
 };
 
 struct selstate {
@@ -94,7 +95,7 @@ static int cmp_selent(const void *a, const void *b)
 
 	if (x->c != y->c)
 		return (uintptr_t)x->c < (uintptr_t)y->c ? -1 : 1;
-	return (x->caseidx > y->caseidx) - (x->caseidx < y->caseidx);
+	return (x->pollpos > y->pollpos) - (x->pollpos < y->pollpos);
 }
 
 int wsr_select(wsr_select_case *cases, int n, int block)
@@ -106,7 +107,7 @@ int wsr_select(wsr_select_case *cases, int n, int block)
 	struct wsr_m *mp = wsr__getm();
 	struct wsr_g *gp = mp != NULL ? mp->curg : NULL;
 	_Atomic int selectdone = 0;
-	int i, j, fired = -1;
+	int i, j, k, fired = -1;
 	struct wsr_sudog *win;
 
 	if (gp == NULL)
@@ -122,8 +123,6 @@ int wsr_select(wsr_select_case *cases, int n, int block)
 	}
 	/* Random poll order (Fisher-Yates, Go's cheaprandn); nil channels never fire. */
 	for (i = 0, j = 0; i < n; i++) {
-		int k;
-
 		if (cases[i].c == NULL)
 			continue;
 		if (cases[i].dir != WSR_RECV && cases[i].dir != WSR_SEND)
@@ -131,10 +130,14 @@ int wsr_select(wsr_select_case *cases, int n, int block)
 		k = (int)(wsr__fastrand(mp) % (uint32_t)(j + 1));
 		pollorder[j] = pollorder[k];
 		pollorder[k] = i;
-		ord[j].c = cases[i].c;
-		ord[j].caseidx = i;
 		j++;
 	}
+	/* Lock order: by channel, and a channel's cases in poll order, so that
+	 * two cases on one channel are queued (pass 2) in a random order, as
+	 * Go's heap sort of the poll order leaves them (TestPseudoRandomSend:
+	 * an unbuffered channel's receiver takes the first sender queued). */
+	for (k = 0; k < j; k++)
+		ord[k] = (struct selent){cases[pollorder[k]].c, pollorder[k], k};
 	qsort(ord, (size_t)j, sizeof(*ord), cmp_selent);
 	st.ord = ord;
 	st.n = j;

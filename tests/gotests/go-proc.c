@@ -318,18 +318,16 @@ WSR_TEST_TIMEOUT(TestGoroutineParallelism2_load, 60)
 	GT_RUN("TestGoroutineParallelism2_load", par2_load_main, NULL);
 }
 
-/* The listener of try 2 gets the number of try 1's (closed) listener, which
- * netpoll still takes for non-blocking: wsr_accept blocks its thread and P
- * in accept(2), and the P spinning Gs never all run. */
-#define BUG_FD_REUSE "issue 17 bug 2: a reused fd number is left blocking by netpoll"
-
-WSR_TEST_KNOWN_BUG(TestGoroutineParallelism2_netpoll, 60, BUG_FD_REUSE)
+/* The listener of try 2 gets the number of try 1's (closed) listener
+ * (issue 17 bug 2: netpoll used to take it for non-blocking still, and
+ * wsr_accept blocked its thread and P in accept(2)). */
+WSR_TEST_TIMEOUT(TestGoroutineParallelism2_netpoll, 60)
 {
 	gt_need_min_procs(2, "as TestGoroutineParallelism");
 	GT_RUN("TestGoroutineParallelism2_netpoll", par2_netpoll_main, NULL);
 }
 
-WSR_TEST_KNOWN_BUG(TestGoroutineParallelism2_load_netpoll, 60, BUG_FD_REUSE)
+WSR_TEST_TIMEOUT(TestGoroutineParallelism2_load_netpoll, 60)
 {
 	gt_need_min_procs(2, "as TestGoroutineParallelism");
 	GT_RUN("TestGoroutineParallelism2_load_netpoll", par2_both_main, NULL);
@@ -677,9 +675,7 @@ static int pas_main(void *arg)
 	return 0;
 }
 
-WSR_TEST_KNOWN_BUG(TestPreemptionAfterSyscall, 30,
-		   "issue 17 bug 3: back-to-back short syscalls are never preempted or retaken "
-		   "(rounds of seconds at 1 and 2 Ps, or a hang)")
+WSR_TEST_TIMEOUT(TestPreemptionAfterSyscall, 30)
 {
 	GT_RUN("TestPreemptionAfterSyscall", pas_main, NULL);
 }
