@@ -60,27 +60,11 @@ import xml.dom.minidom
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'browser'))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from tap import done, ok, run  # noqa: E402
 import lttrec  # noqa: E402
 
-_n = [0]
-_failed = [0]
 
-
-def ok(cond, name, diag=''):
-    _n[0] += 1
-    if cond:
-        print('ok %d - %s' % (_n[0], name))
-    else:
-        _failed[0] += 1
-        print('not ok %d - %s' % (_n[0], name))
-        for line in str(diag).splitlines()[:40]:
-            print('#   ' + line)
-    sys.stdout.flush()
-    return cond
-
-
-def run(argv, **kw):
-    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
 def bt2_event_count(trace):
@@ -1143,8 +1127,7 @@ def main():
         else:
             print('Bail out! unknown case ' + case)
             return 2
-    print('1..%d' % _n[0])
-    return 1 if _failed[0] else 0
+    return done()
 
 
 if __name__ == '__main__':

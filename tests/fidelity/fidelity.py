@@ -31,6 +31,8 @@ from collections import Counter, defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'tracing'))
+sys.path.insert(0, os.path.join(HERE, '..', 'lib'))
+from tap import done, note, ok, run  # noqa: E402
 import check_catalog  # noqa: E402  (the catalog, from tracepoints/wsr_tp.h)
 import check_trace  # noqa: E402  (babeltrace2 reader, stats line parser)
 import test_run  # noqa: E402  (Sessiond)
@@ -80,29 +82,8 @@ CASES = {
              [('g', 'running', 'waiting')]),
 }
 
-_n = [0]
-_failed = [0]
 
 
-def ok(cond, name, diag=''):
-    _n[0] += 1
-    print('%s %d - %s' % ('ok' if cond else 'not ok', _n[0], name))
-    if not cond:
-        _failed[0] += 1
-        for line in str(diag).splitlines()[:40]:
-            print('#   ' + line)
-    sys.stdout.flush()
-    return cond
-
-
-def note(msg):
-    for line in msg.splitlines():
-        print('# ' + line)
-    sys.stdout.flush()
-
-
-def run(argv, **kw):
-    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
 def meta(db, key):
@@ -658,8 +639,7 @@ def main(argv):
             note('traces kept in ' + tmp)
         else:
             shutil.rmtree(tmp, ignore_errors=True)
-    print('1..%d' % _n[0])
-    return 1 if _failed[0] else 0
+    return done()
 
 
 def check_case_table():

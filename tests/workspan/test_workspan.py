@@ -32,27 +32,12 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from tap import done, ok, run  # noqa: E402
+
 STRAND_NS = 200000
 
-_n = [0]
-_failed = [0]
 
-
-def ok(cond, name, diag=''):
-    _n[0] += 1
-    if cond:
-        print('ok %d - %s' % (_n[0], name))
-    else:
-        _failed[0] += 1
-        print('not ok %d - %s' % (_n[0], name))
-        for line in str(diag).splitlines()[:40]:
-            print('#   ' + line)
-    sys.stdout.flush()
-    return cond
-
-
-def run(argv, **kw):
-    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
 # shape, args, expected spawn edges (from the printed construction), fully
@@ -230,8 +215,7 @@ def main():
         else:
             for shape, args, spawns, fully, strict in SHAPES:
                 check_shape(wsr, prog, int(what), shape, args, spawns, fully, strict, tmp)
-    print('1..%d' % _n[0])
-    return 1 if _failed[0] else 0
+    return done()
 
 
 if __name__ == '__main__':
