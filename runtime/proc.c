@@ -231,13 +231,15 @@ static int32_t startm_locked(struct wsr_m *caller, struct wsr_p *pp, bool spinni
 	WSR_ASSERT(!nmp->spinning && nmp->nextp == NULL);
 	nmp->spinning = spinning;
 	nmp->nextp = pp;
-	/* On the M's behalf, where mget lowered nmidle (see stopm). */
-	if (!fresh)
-		WSR_TRACE(m_unpark, wsr__stats_of(caller), pp->id, nmp->id,
-			  load_relaxed(&wsr__sched.nmidle), m_id(caller));
+	/* On the M's behalf: spin_start where nmspinning rose, then m_unpark
+	 * where mget lowered nmidle (see stopm), so that a parked M started to
+	 * spin goes from parked to spinning, as it does in the runtime. */
 	if (spinning)
 		WSR_TRACE(spin_start, wsr__stats_of(caller), pp->id, nmp->id,
 			  load_seq(&wsr__sched.nmspinning), 0);
+	if (!fresh)
+		WSR_TRACE(m_unpark, wsr__stats_of(caller), pp->id, nmp->id,
+			  load_relaxed(&wsr__sched.nmidle), m_id(caller));
 	wsr__unlock(&wsr__sched.lock);
 	if (fresh) {
 		wsr__newm_start(nmp);
