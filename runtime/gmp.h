@@ -260,6 +260,7 @@ struct wsr_sched {
 	/* Counters every P writes. */
 	_Alignas(64) _Atomic int64_t goidgen;
 	_Atomic int32_t nsyscall;    /* Gs in wsr_syscall_enter..exit */
+	_Atomic int32_t nhandoff;    /* Ps sysmon is retaking: counted as running Ms by checkdead */
 };
 
 extern struct wsr_sched wsr__sched;

@@ -1048,7 +1048,9 @@ void wsr__checkdead(void)
 	wsr__assert_lock_held(&wsr__sched.lock);
 	if (load_relaxed(&wsr__sched.exiting) || !load_relaxed(&wsr__sched.mainstarted))
 		return;
-	run = load_relaxed(&wsr__sched.mcount) - load_relaxed(&wsr__sched.nmidle);
+	/* A P that sysmon is handing off counts as a running M (syscall.c). */
+	run = load_relaxed(&wsr__sched.mcount) - load_relaxed(&wsr__sched.nmidle) +
+	      load_seq(&wsr__sched.nhandoff);
 	if (run > 0)
 		return;
 	if (run < 0)

@@ -186,10 +186,23 @@ bool wsr__retake_syscall(struct wsr_p *pp, int64_t held_ns)
 	int32_t holder = load_relaxed(&pp->syscallm);
 	int32_t to;
 
-	if (!cas_seq(&pp->status, &expect, P_IDLE))
+	/* Counted as one more running M before the CAS, as Go's retake does
+	 * (incidlelocked(-1)): once the CAS wins, the M in the call can come
+	 * back, find no P, queue its G globally and park, the last M to do so;
+	 * its checkdead must not take the P in sysmon's hands for a lost
+	 * wakeup. seq_cst: that M's failed CAS on status follows ours. */
+	xadd_seq(&wsr__sched.nhandoff, 1);
+	if (!cas_seq(&pp->status, &expect, P_IDLE)) {
+		xadd_seq(&wsr__sched.nhandoff, -1);
 		return false;
+	}
 	WSR_TRACE(retake, &wsr__sysmon_stats, pp->id, holder, goid, held_ns);
 	to = handoffp(pp);
+	/* And the check that count may have put off (Go's incidlelocked(1)). */
+	wsr__lock(&wsr__sched.lock);
+	xadd_seq(&wsr__sched.nhandoff, -1);
+	wsr__checkdead();
+	wsr__unlock(&wsr__sched.lock);
 	WSR_TRACE(handoff, &wsr__sysmon_stats, pp->id, holder, goid, to);
 	return true;
 }
