@@ -614,7 +614,12 @@ static int selfree_main(void *arg)
 	wsr_chan_free(s.c);
 	for (i = 0; i < 100 && s.fired < 0; i++)
 		wsr_yield();
-	ASSERT_EQ(s.fired, s.how == SF_TWO_CHANS ? 1 : 0);
+	/* Two cases on one channel: either may fire (Go's select picks among
+	 * them at random, and so does wsr's: they are queued in poll order). */
+	if (s.how == SF_SEND_TO_DUP_RECV)
+		ASSERT(s.fired == 0 || s.fired == 1);
+	else
+		ASSERT_EQ(s.fired, s.how == SF_TWO_CHANS ? 1 : 0);
 	ASSERT_EQ(s.ok, s.how == SF_CLOSE ? 0 : 1);
 	if (s.how == SF_SEND_TO_DUP_RECV)
 		ASSERT_EQ(s.got, 7);
