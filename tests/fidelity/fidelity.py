@@ -32,7 +32,7 @@ from collections import Counter, defaultdict
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'tracing'))
 sys.path.insert(0, os.path.join(HERE, '..', 'lib'))
-from tap import done, note, ok, run  # noqa: E402
+from tap import done, failed, note, ok, run  # noqa: E402
 import check_catalog  # noqa: E402  (the catalog, from tracepoints/wsr_tp.h)
 import check_trace  # noqa: E402  (babeltrace2 reader, stats line parser)
 import test_run  # noqa: E402  (Sessiond)
@@ -648,7 +648,8 @@ def main(argv):
             if case == 'sched':
                 check_case_table()
     finally:
-        if os.environ.get('WSR_KEEP_TRACES'):
+        # A failing run keeps its traces and databases, to be read afterwards.
+        if os.environ.get('WSR_KEEP_TRACES') or failed():
             note('traces kept in ' + tmp)
         else:
             shutil.rmtree(tmp, ignore_errors=True)
