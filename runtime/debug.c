@@ -90,6 +90,32 @@ static bool parse_int(const char *v, long long lo, long long hi, long long *out)
 static _Atomic int stats_live;
 static bool stats_atexit;
 
+/* Waits (100 ms at most) until every other M is parked or in a call: an M
+ * that has no work left spins and parks within microseconds, and a parked
+ * M emits nothing more. Otherwise the Ms still looking for work would emit
+ * events (spin_stop, p_idle, steal_scan, m_park) after the line, which the
+ * tracer records until its destructor, and race with the libraries'
+ * destructors (TSan saw one). An M running a G that never stops is not
+ * waited for beyond the bound. Read under sched.lock: an M joins the idle
+ * list and emits m_park in one hold of it (proc.c, stopm). */
+static void quiesce_for_exit(void)
+{
+	int32_t self = wsr__getm() != NULL ? 1 : 0;
+
+	for (int i = 0; i < 2000; i++) {
+		struct timespec ts = {0, 50 * 1000};
+		int32_t busy;
+
+		wsr__lock(&wsr__sched.lock);
+		busy = load_relaxed(&wsr__sched.mcount) - load_relaxed(&wsr__sched.nmidle) - self -
+		       load_seq(&wsr__sched.nsyscall);
+		wsr__unlock(&wsr__sched.lock);
+		if (busy <= 0)
+			return;
+		nanosleep(&ts, NULL);
+	}
+}
+
 static void stats_at_exit(void)
 {
 	/* Other Ms may still run: allm is read under sched.lock, the counters
@@ -98,8 +124,9 @@ static void stats_at_exit(void)
 		return;
 	/* sysmon would go on emitting schedtrace (and retake, preempt) events
 	 * that LTTng records until its own destructor runs, after the line:
-	 * stop it first, so the line counts them. */
+	 * stop it first, so the line counts them; then let the other Ms park. */
 	wsr__sysmon_stop();
+	quiesce_for_exit();
 	wsr__lock(&wsr__sched.lock);
 	wsr__stats_print();
 	wsr__unlock(&wsr__sched.lock);
