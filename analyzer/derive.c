@@ -21,8 +21,13 @@
  * rows tile time. The counters come from the events' own counts (npidle,
  * nmspinning, nmidle, global_len) where the catalog carries them, and from
  * the G state machine (running_gs, runnable_gs) otherwise; one row is
- * written per timestamp at which any changed. Per-P ring lengths are resynced
- * from runqput.qlen and otherwise follow the queue operations:
+ * written per timestamp at which any changed. Per-P ring lengths are counted
+ * from the queue operations (sums commute, so a count is exact once every
+ * event before an instant is in, whatever their order); runqput.qlen, a load
+ * racing with thieves, only sets a ring the count cannot know (no init
+ * event, or events lost):
+ *   runqput:      +1 (the G, or the one kicked from runnext), 0 right
+ *                 after a runq_spill (both went to the global queue)
  *   steal:        thief += n-1, victim -= n (runnext: victim's slot cleared)
  *   globrunq_get: P += n-1;  runq_spill: P -= n-1
  *   g_run:        nothing if it is the G run at once after a steal or
@@ -120,7 +125,12 @@ struct pcrow {
 struct ps {
 	int64_t curg; /* the G running on it, 0: none */
 	bool known, idle, pending_once, dirty;
+	/* ring unknown (no init seen, or events lost): the next runqput's qlen
+	 * sets it; spilled: its next runqput follows a runq_spill (see there) */
+	bool ring_unsynced, spilled;
 	uint8_t state;
+	/* steals of runnext whose steal event is still to come (see runqput) */
+	int32_t rn_inflight;
 	int32_t holder, st_m;
 	int64_t start;
 	int64_t ring, runnext, schedticks, syscalls, run_ns, runnext_runs, runs;
@@ -924,6 +934,7 @@ static int p_known(struct derive *dv, int p, int64_t ts, struct wsr_err *err)
 	struct ps *P = &dv->ps[p];
 	if (!P->known) {
 		P->known = true;
+		P->ring_unsynced = dv->gomaxprocs == 0;
 		P->holder = P->st_m = -1;
 		P->state = PS_NONE;
 		return p_set(dv, p, ts, err);
@@ -1052,7 +1063,11 @@ static int pc_add(struct derive *dv, int p, int64_t ts, struct wsr_err *err)
 	}
 	if (P->pc_n == P->pc_cap && pc_flush(dv, p, err) < 0)
 		return -1;
-	P->pc[P->pc_n++] = (struct pcrow){ts, P->ring, P->runnext, P->schedticks, P->runs};
+	/* A ring count is below 0 only while a removal's event precedes its
+	 * addition's (a thief's steal from a ring whose owner has not yet
+	 * announced the Gs it stole into it); the table shows 0. */
+	P->pc[P->pc_n++] =
+		(struct pcrow){ts, P->ring > 0 ? P->ring : 0, P->runnext, P->schedticks, P->runs};
 	return 0;
 }
 
@@ -1450,23 +1465,43 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 		}
 		e->q = r->a1 ? Q_RUNNEXT : Q_RING;
 		e->qp = p;
+		/* The ring is counted, not read from qlen: qlen is loaded before
+		 * the event's timestamp, and a thief's steal may land between the
+		 * two. The G put (next = 0) or the one kicked out of runnext goes
+		 * to the ring, except right after a runq_spill, which sent it to
+		 * the global queue with the 128 it counts (runq.c). */
+		int64_t to_ring = r->a1 ? r->a2 > 0 : 1;
+		if (P->spilled)
+			to_ring = 0;
+		P->spilled = false;
 		if (r->a1) {
-			P->runnext = r->g;
 			if (r->a2 > 0) {
 				struct gs *k = g_find(dv, r->a2);
 				if (k != NULL) {
 					k->q = Q_RING;
 					k->qp = p;
 				}
+			} else if (P->runnext != 0) {
+				/* The owner found runnext empty, yet no steal of it is
+				 * in yet: a thief took it and its steal event follows. */
+				P->rn_inflight++;
 			}
+			P->runnext = r->g;
 		}
-		P->ring = r->a3;
+		P->ring += to_ring;
+		if (P->ring_unsynced) {
+			P->ring = r->a3;
+			P->ring_unsynced = false;
+		}
 		p_dirty(dv, p);
 		break;
 	}
 	case EV_RUNQ_SPILL: {
 		struct ps *P = &dv->ps[p];
-		P->ring = P->ring - (r->a1 - 1) > 0 ? P->ring - (r->a1 - 1) : 0;
+		/* 128 from the ring plus the G being put (or kicked from runnext),
+		 * whose runqput follows (runq.c). */
+		P->ring -= r->a1 - 1;
+		P->spilled = true;
 		p_dirty(dv, p);
 		dv->cur.global_len = r->a2;
 		struct val *s = row(dv, ST_SPILL);
@@ -1567,8 +1602,7 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 			 * not runnext, so from this ring, where a global get or a
 			 * steal may have moved it (q still says where it was put).
 			 * Q_NONE: the poller ran it directly, from no queue. */
-			if (P->ring > 0)
-				P->ring--;
+			P->ring--;
 		}
 		if (P->runnext == r->g)
 			P->runnext = 0;
@@ -1665,10 +1699,15 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 		struct ps *V = &dv->ps[v];
 		int64_t from_ring = r->a2;
 		if (r->a3) {
-			V->runnext = 0;
+			/* The G the owner found gone at its last put (see runqput),
+			 * or the one in runnext now. */
+			if (V->rn_inflight > 0)
+				V->rn_inflight--;
+			else
+				V->runnext = 0;
 			from_ring--;
 		}
-		V->ring = V->ring - from_ring > 0 ? V->ring - from_ring : 0;
+		V->ring -= from_ring;
 		T->ring += r->a2 - 1;
 		T->pending_once = true;
 		p_dirty(dv, p);
@@ -2134,6 +2173,11 @@ int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra, st
 		if (step(dv, ST_DISCARDED, err) < 0)
 			return -1;
 		dv->discarded_records++;
+		/* the lost events may have moved Gs in or out of any ring */
+		for (int k = 0; k < dv->np; k++) {
+			dv->ps[k].ring_unsynced = true;
+			dv->ps[k].rn_inflight = 0;
+		}
 		if (!(r->flags & REC_F_A2))
 			dv->discarded_uncounted++;
 		if (ev)

@@ -116,7 +116,7 @@ WSR_TRACE_BODY void runqput_body(struct wsr_m *mp, struct wsr_p *pp, struct wsr_
 				 bool traced)
 {
 	struct putev ev = {gp, next, NULL};
-	struct wsr_g *old;
+	struct wsr_g *old, *kicked;
 
 	WSR_DASSERT(pp->m == mp);
 	WSR_DASSERT(load_relaxed(&gp->status) == G_RUNNABLE);
@@ -144,14 +144,24 @@ WSR_TRACE_BODY void runqput_body(struct wsr_m *mp, struct wsr_p *pp, struct wsr_
 		return;
 	}
 	old = load_relaxed(&pp->runnext);
+	/* Traced, the event must say for certain which G it kicks to the ring:
+	 * a thief may take runnext between the load above and the exchange
+	 * below, so claim it first (a thief then finds runnext empty until gp
+	 * is in it). kicked = 0 is certain without a claim: only the owner makes
+	 * runnext non-NULL. Untraced, one exchange does both (no event to keep
+	 * true). */
+	if (traced && old != NULL)
+		old = xchg_acq_rel(&pp->runnext, NULL);
 	ev.kicked = old;
 	emit_put(mp, pp, &ev, wsr__runqlen(pp) + (old != NULL), traced);
-	/* Exchange: a thief may CAS runnext to NULL concurrently (then old is
-	 * NULL here although the event named it: the steal event says where it
-	 * went). seq_cst for the Dekker pair with wakep (free on x86-64: XCHG). */
-	old = xchg_seq(&pp->runnext, gp);
-	if (old != NULL)
-		runqput_tail(mp, pp, old, NULL, traced);
+	/* seq_cst for the Dekker pair with wakep (free on x86-64: XCHG). */
+	kicked = xchg_seq(&pp->runnext, gp);
+	if (traced) {
+		WSR_DASSERT(kicked == NULL);
+		kicked = old;
+	}
+	if (kicked != NULL)
+		runqput_tail(mp, pp, kicked, NULL, traced);
 }
 
 WSR_TRACED_COPY void runqput_traced(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, bool next)

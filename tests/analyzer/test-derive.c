@@ -96,6 +96,54 @@ static void finish(void)
 	ASSERT_EQ(db_finish(db, &err), 0);
 }
 
+/* Ring lengths are counted, not taken from runqput.qlen, which the owner
+ * loads before its event's timestamp: here the owner read qlen = 3 before
+ * a thief emptied its ring and runnext, and its event came after the steals
+ * (seen at 8 Ps, issue 16). A put that finds runnext empty while the
+ * reconstruction still has a G there means a thief took it and its steal
+ * event is still to come: that steal must not clear the new runnext. */
+WSR_TEST(derive_ring_counted_not_read)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(2), I(256));
+	EV(EV_P_IDLE, 101, 1, 0, I(1));
+	EV(EV_M_CREATE, 102, 0, 0, I(1));
+	for (int g = 1; g <= 3; g++)
+		EV(EV_G_CREATE, 110 + g, 0, 0, I(g), I(0));
+	EV(EV_RUNQPUT, 121, 0, 0, I(1), I(0), I(0), I(1));
+	EV(EV_RUNQPUT, 122, 0, 0, I(2), I(0), I(0), I(2));
+	EV(EV_RUNQPUT, 123, 0, 0, I(3), I(1), I(0), I(2));
+	EV(EV_P_BUSY, 200, 1, 0, I(0));
+	EV(EV_STEAL, 210, 1, 1, I(0), I(1), I(0));
+	EV(EV_G_RUN, 211, 1, 1, I(1), I(3), I(0));
+	EV(EV_STEAL, 220, 1, 1, I(0), I(1), I(0));
+	EV(EV_G_RUN, 221, 1, 1, I(2), I(3), I(0));
+	EV(EV_STEAL, 230, 1, 1, I(0), I(1), I(1));
+	EV(EV_G_RUN, 231, 1, 1, I(3), I(3), I(0));
+	/* The owner's stale read: 2 in the ring plus the runnext it saw. */
+	EV(EV_G_CREATE, 240, 0, 0, I(4), I(0));
+	EV(EV_RUNQPUT, 241, 0, 0, I(4), I(1), I(0), I(3));
+	/* G4 in runnext; a thief takes it, and the owner's next put (finding
+	 * runnext empty: kicked 0) is in before that steal. */
+	EV(EV_G_CREATE, 250, 0, 0, I(5), I(0));
+	EV(EV_RUNQPUT, 251, 0, 0, I(5), I(1), I(0), I(0));
+	EV(EV_STEAL, 252, 1, 1, I(0), I(1), I(1));
+	EV(EV_G_RUN, 253, 1, 1, I(4), I(3), I(0));
+	/* A full ring spills 128 and the new G to the global queue; the G's
+	 * runqput after the spill adds nothing to the ring. */
+	for (int g = 10; g < 10 + 256; g++)
+		EV(EV_RUNQPUT, 300 + g, 0, 0, I(g), I(0), I(0), I(g - 9));
+	EV(EV_RUNQ_SPILL, 600, 0, 0, I(129), I(129));
+	EV(EV_RUNQPUT, 600, 0, 0, I(266), I(0), I(0), I(128));
+	finish();
+	ASSERT_EQ(q1("SELECT runq FROM p_counters WHERE p = 0 AND ts <= 241 ORDER BY ts DESC LIMIT 1"), 0);
+	ASSERT_EQ(q1("SELECT runnext FROM p_counters WHERE p = 0 AND ts <= 241 ORDER BY ts DESC LIMIT 1"), 4);
+	ASSERT_EQ(q1("SELECT runnext FROM p_counters WHERE p = 0 AND ts <= 252 ORDER BY ts DESC LIMIT 1"), 5);
+	ASSERT_EQ(q1("SELECT runq FROM p_counters WHERE p = 0 AND ts <= 252 ORDER BY ts DESC LIMIT 1"), 0);
+	ASSERT_EQ(q1("SELECT runq FROM p_counters WHERE p = 0 AND ts <= 565 ORDER BY ts DESC LIMIT 1"), 256);
+	ASSERT_EQ(q1("SELECT runq FROM p_counters WHERE p = 0 AND ts <= 600 ORDER BY ts DESC LIMIT 1"), 128);
+}
+
 /* init, one G created, queued, run and exiting on P0; P1 idle. */
 WSR_TEST(derive_g_lifecycle)
 {

@@ -362,7 +362,7 @@ def check_schedtrace(db, label, counts, err):
     has_expl = 'explained' in cols
     ok(len(rows) == n, '%s: (e) one schedtrace_check row per schedtrace event' % label,
        '%d rows, %d events' % (len(rows), n))
-    bad, explained, runq_only = [], 0, []
+    bad, explained = [], 0
     for r in rows:
         diff = [f for f, rt in pairs if not _same(r[rt], r[f])]
         if not diff:
@@ -370,7 +370,7 @@ def check_schedtrace(db, label, counts, err):
         if has_expl and r['explained'] == 1 and r.get('racing'):
             explained += 1
             continue
-        (runq_only if diff == ['runq'] else bad).append('t=%s ns: %s' % (r.get('t'), ', '.join(
+        bad.append('t=%s ns: %s' % (r.get('t'), ', '.join(
             ('%s rt=%s != rec=%s' % (f, r[rt], r[f])) if f in diff else '%s %s' % (f, r[f])
             for f, rt in pairs)) +
             (' (explained=%s racing=%s)' % (r['explained'], r.get('racing')) if has_expl else ''))
@@ -380,15 +380,6 @@ def check_schedtrace(db, label, counts, err):
     ok(not bad, '%s: (e) every schedtrace snapshot agrees field by field%s (%d snapshots)'
        % (label, ' or names its racing event' if has_expl else '', len(rows)),
        '%d of %d snapshots differ:\n%s' % (len(bad), len(rows), sample(bad, 30)))
-    # A known bug, seen in 2 of 5 fresh-clone runs at 8 Ps: a P's ring stays
-    # longer in the reconstruction than the runtime's after thieves emptied it
-    # (a runqput's qlen said 8 right after steals took all; tests/fidelity/README.md).
-    # Reported, with its samples, as a TAP TODO until it is found.
-    # (A passing TODO check would read as an unexpected pass: only a failure is marked.)
-    ok(not runq_only, '%s: (e) no unexplained ring length' % label + (
-       ' # TODO known bug: a ring length left too long after steals (issue 16, item 5)'
-       if runq_only else ''),
-       '%d of %d snapshots differ:\n%s' % (len(runq_only), len(rows), sample(runq_only, 30)))
 
 
 LIVE_RE = re.compile(r'^SCHED \d+ms: .* schedticks=\[ ([\d ]*)\]$')
