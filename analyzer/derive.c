@@ -245,8 +245,14 @@ static int apply(struct derive *dv, const struct wsr_rec *r, const char *extra, 
 static int derive_event(struct derive *dv, const struct wsr_rec *r, const char *extra,
 			struct wsr_err *err)
 {
-	int keep = validate_vpid(&dv->val, r, err);
+	int keep;
 
+	/* rec.h: an extra is NUL-terminated (rows.c reads it as a string) */
+	if (r->extra_len > 0 && (extra == NULL || extra[r->extra_len - 1] != '\0')) {
+		err_push(err, "internal: record extra not NUL-terminated");
+		return -1;
+	}
+	keep = validate_vpid(&dv->val, r, err);
 	if (keep <= 0)
 		return keep;
 	if (validate_event(&dv->val, r, extra, dv->gomaxprocs, dv->events, err) < 0)
