@@ -10,17 +10,34 @@
  * batch goes out row by row at a flush. Texts are copied into the batch's
  * own arena, so a batch holds everything its INSERT binds.
  *
+ * Two threads. The deriver fills each table's current batch (rows_add);
+ * a full batch goes to a FIFO queue, and a writer thread binds and steps
+ * it, so deriving the next rows overlaps SQLite's B-tree work on the other
+ * core (the decoder child has its own process). The queue is bounded
+ * (POOL batches): a deriver that gets ahead waits for a written batch, so
+ * memory does not grow with the trace.
+ *
  * Invariants:
- *   - Rows of one table are written in the order they were added (the
- *     batches of one table are stepped in order), so batching is invisible
- *     in the result; nothing reads the tables during ingestion.
- *   - A batch owns its values and its text arena until it is written.
- * Concurrency: one thread (the caller's); the connection is the caller's.
+ *   - Rows of one table are written in the order they were added (one
+ *     writer, one FIFO), so batching is invisible in the result; nothing
+ *     reads the tables during ingestion.
+ *   - A batch owns its values and its text arena until it is written; then
+ *     it is a spare, reused.
+ *   - The connection is used by the writer only while it holds a batch
+ *     (busy); rows_flush() returns once the queue is empty and the writer
+ *     idle, and the mutex hand-off orders every use of the connection.
+ *   - After the writer's first failure nothing more is written; the next
+ *     rows_add() or rows_flush() reports that failure.
+ * Concurrency: rows_add()/rows_flush()/rows_destroy() from one thread; the
+ *   writer thread is private. `mu` guards the queue, the spares, busy,
+ *   stop, failed and errmsg; `cur` belongs to the adding thread.
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,17 +191,49 @@ struct val {
 	uint8_t t;
 };
 
+#define MAX_COLS 16
+
+/* Up to BATCH_ROWS rows of one table and the texts they bind. */
 struct batch {
-	sqlite3_stmt *one, *many; /* many: NULL when the table is not batched */
-	int nrows;
-	struct val *vals; /* BATCH_ROWS x ncols */
-	char *arena;      /* the texts of the batch's rows */
+	int table, nrows;
+	struct val vals[BATCH_ROWS * MAX_COLS];
+	char *arena;
 	size_t alen, acap;
 };
 
+struct stmts {
+	sqlite3_stmt *one, *many; /* many: NULL when the table is not batched */
+};
+
+/* Batches in flight: the filled ones wait in `queue` for the writer, the
+ * written ones go back to `spare`. POOL bounds the memory whatever the
+ * trace (about 8 KiB and a text arena each). */
+#define POOL 64
+/* A sleeping writer is woken when this many batches wait (or at a flush),
+ * and an adder waiting for a spare when this many are free (or the queue
+ * is empty): one wake-up per WAKE_AT batches either way, not per batch. */
+#define WAKE_AT 16
+
 struct rows {
 	sqlite3 *db;
-	struct batch b[ROWS_TABLES];
+	struct stmts st[ROWS_TABLES];
+	struct batch *cur[ROWS_TABLES]; /* being filled (the adding thread only) */
+
+	pthread_mutex_t mu;        /* guards everything below */
+	pthread_cond_t work, room; /* queued or stopping; a batch written */
+	struct batch *queue[POOL];
+	int qhead, qlen;
+	struct batch *spare[POOL];
+	int nspare;
+	bool busy, stop, failed;
+	/* who sleeps on a condition: only they are signalled (a futex wake
+	 * per batch costs more than the batch saves) */
+	bool writer_waits, adder_waits;
+	char errmsg[512];
+	pthread_t writer;
+	bool started;
+	struct batch *all[POOL];
+	int nall;
 };
 
 /* "VERB INTO t (c1, ...) VALUES (?, ...)" with the tuple `reps` times. */
@@ -228,56 +277,6 @@ static char *table_sql(const struct table *t, int reps)
 	return sql;
 }
 
-struct rows *rows_create(sqlite3 *db, struct wsr_err *err)
-{
-	struct rows *rw = calloc(1, sizeof(*rw));
-
-	if (rw == NULL) {
-		err_push(err, "out of memory");
-		return NULL;
-	}
-	rw->db = db;
-	for (int k = 0; k < ROWS_TABLES; k++) {
-		const struct table *t = &tables[k];
-		struct batch *b = &rw->b[k];
-		char *one = table_sql(t, 1);
-		/* not for upserts (the ON CONFLICT clause follows the tuples) */
-		char *many = t->suffix == NULL ? table_sql(t, BATCH_ROWS) : NULL;
-		b->vals = calloc((size_t)BATCH_ROWS * (size_t)t->ncols, sizeof(*b->vals));
-		if (one == NULL || (t->suffix == NULL && many == NULL) || b->vals == NULL) {
-			free(one);
-			free(many);
-			err_push(err, "out of memory");
-			goto fail;
-		}
-		int rc = db_prepare(db, &b->one, one, err);
-		if (rc == 0 && many != NULL)
-			rc = db_prepare(db, &b->many, many, err);
-		free(one);
-		free(many);
-		if (rc < 0)
-			goto fail;
-	}
-	return rw;
-fail:
-	rows_destroy(rw);
-	return NULL;
-}
-
-void rows_destroy(struct rows *rw)
-{
-	if (rw == NULL)
-		return;
-	for (int k = 0; k < ROWS_TABLES; k++) {
-		struct batch *b = &rw->b[k];
-		sqlite3_finalize(b->one);
-		sqlite3_finalize(b->many);
-		free(b->vals);
-		free(b->arena);
-	}
-	free(rw);
-}
-
 static void bind_vals(sqlite3_stmt *st, const struct batch *b, const struct val *v, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -295,32 +294,181 @@ static void bind_vals(sqlite3_stmt *st, const struct batch *b, const struct val 
 	}
 }
 
-static int flush_batch(struct rows *rw, int k, struct wsr_err *err)
+/* Writes batch b (writer thread); 0, or the failing SQLite rc. */
+static int write_batch(struct rows *rw, const struct batch *b)
 {
-	struct batch *b = &rw->b[k];
-	int ncols = tables[k].ncols, rc = SQLITE_DONE;
+	const struct stmts *st = &rw->st[b->table];
+	int ncols = tables[b->table].ncols, rc = SQLITE_DONE;
 
-	if (b->nrows == 0)
-		return 0;
-	if (b->many != NULL && b->nrows == BATCH_ROWS) {
-		bind_vals(b->many, b, b->vals, ncols * BATCH_ROWS);
-		rc = sqlite3_step(b->many);
-		sqlite3_reset(b->many);
+	if (st->many != NULL && b->nrows == BATCH_ROWS) {
+		bind_vals(st->many, b, b->vals, ncols * BATCH_ROWS);
+		rc = sqlite3_step(st->many);
+		sqlite3_reset(st->many);
 	} else {
 		for (int r = 0; r < b->nrows && rc == SQLITE_DONE; r++) {
-			bind_vals(b->one, b, b->vals + (size_t)r * (size_t)ncols, ncols);
-			rc = sqlite3_step(b->one);
-			sqlite3_reset(b->one);
+			bind_vals(st->one, b, b->vals + (size_t)r * (size_t)ncols, ncols);
+			rc = sqlite3_step(st->one);
+			sqlite3_reset(st->one);
 		}
 	}
-	b->nrows = 0;
-	b->alen = 0;
-	if (rc != SQLITE_DONE) {
-		err_push(err, "sqlite: inserting into %s: %s", tables[k].name,
-			 sqlite3_errmsg(rw->db));
-		return -1;
+	return rc == SQLITE_DONE ? 0 : rc;
+}
+
+/* The writer: takes the queued batches in order and steps their INSERTs.
+ * It uses the connection only while `busy`; rows_flush() waits until the
+ * queue is empty and the writer idle before its caller touches it. */
+static void *writer_main(void *arg)
+{
+	struct rows *rw = arg;
+
+	pthread_mutex_lock(&rw->mu);
+	for (;;) {
+		while (rw->qlen == 0 && !rw->stop) {
+			rw->writer_waits = true;
+			pthread_cond_wait(&rw->work, &rw->mu);
+			rw->writer_waits = false;
+		}
+		if (rw->qlen == 0)
+			break;
+		struct batch *b = rw->queue[rw->qhead];
+		rw->qhead = (rw->qhead + 1) % POOL;
+		rw->qlen--;
+		rw->busy = true;
+		bool skip = rw->failed;
+		pthread_mutex_unlock(&rw->mu);
+		int rc = skip ? 0 : write_batch(rw, b);
+		pthread_mutex_lock(&rw->mu);
+		if (rc != 0 && !rw->failed) {
+			rw->failed = true;
+			snprintf(rw->errmsg, sizeof(rw->errmsg), "sqlite: inserting into %s: %s",
+				 tables[b->table].name, sqlite3_errmsg(rw->db));
+		}
+		b->nrows = 0;
+		b->alen = 0;
+		rw->spare[rw->nspare++] = b;
+		rw->busy = false;
+		if (rw->adder_waits && (rw->nspare >= WAKE_AT || rw->qlen == 0))
+			pthread_cond_signal(&rw->room);
+	}
+	pthread_mutex_unlock(&rw->mu);
+	return NULL;
+}
+
+/* Under rw->mu: a copy of the writer's first error. */
+static int writer_failed(const char *msg, struct wsr_err *err)
+{
+	err_push(err, "%s", msg[0] != '\0' ? msg : "the database writer stopped");
+	return -1;
+}
+
+/* Queues table k's current batch and takes a spare one for it. */
+static int submit(struct rows *rw, int k, struct wsr_err *err)
+{
+	char msg[sizeof(rw->errmsg)];
+	bool failed;
+
+	pthread_mutex_lock(&rw->mu);
+	while (rw->nspare == 0) {
+		rw->adder_waits = true;
+		pthread_cond_wait(&rw->room, &rw->mu);
+		rw->adder_waits = false;
+	}
+	rw->queue[(rw->qhead + rw->qlen) % POOL] = rw->cur[k];
+	rw->qlen++;
+	rw->cur[k] = rw->spare[--rw->nspare];
+	rw->cur[k]->table = k;
+	failed = rw->failed;
+	memcpy(msg, rw->errmsg, sizeof(msg));
+	if (rw->writer_waits && rw->qlen >= WAKE_AT)
+		pthread_cond_signal(&rw->work);
+	pthread_mutex_unlock(&rw->mu);
+	return failed ? writer_failed(msg, err) : 0;
+}
+
+static int prepare_tables(struct rows *rw, struct wsr_err *err)
+{
+	for (int k = 0; k < ROWS_TABLES; k++) {
+		const struct table *t = &tables[k];
+		struct stmts *st = &rw->st[k];
+		char *one = table_sql(t, 1);
+		/* not for upserts (the ON CONFLICT clause follows the tuples) */
+		char *many = t->suffix == NULL ? table_sql(t, BATCH_ROWS) : NULL;
+		int rc = -1;
+		if (t->ncols > MAX_COLS || one == NULL || (t->suffix == NULL && many == NULL))
+			err_push(err, "out of memory");
+		else if ((rc = db_prepare(rw->db, &st->one, one, err)) == 0 && many != NULL)
+			rc = db_prepare(rw->db, &st->many, many, err);
+		free(one);
+		free(many);
+		if (rc < 0)
+			return -1;
 	}
 	return 0;
+}
+
+struct rows *rows_create(sqlite3 *db, struct wsr_err *err)
+{
+	struct rows *rw = calloc(1, sizeof(*rw));
+
+	if (rw == NULL) {
+		err_push(err, "out of memory");
+		return NULL;
+	}
+	rw->db = db;
+	pthread_mutex_init(&rw->mu, NULL);
+	pthread_cond_init(&rw->work, NULL);
+	pthread_cond_init(&rw->room, NULL);
+	if (prepare_tables(rw, err) < 0)
+		goto fail;
+	for (rw->nall = 0; rw->nall < POOL; rw->nall++) {
+		struct batch *b = calloc(1, sizeof(*b));
+		if (b == NULL) {
+			err_push(err, "out of memory");
+			goto fail;
+		}
+		rw->all[rw->nall] = b;
+		if (rw->nall < ROWS_TABLES) {
+			b->table = rw->nall;
+			rw->cur[rw->nall] = b;
+		} else {
+			rw->spare[rw->nspare++] = b;
+		}
+	}
+	if (pthread_create(&rw->writer, NULL, writer_main, rw) != 0) {
+		err_push(err, "cannot start the database writer thread");
+		goto fail;
+	}
+	rw->started = true;
+	return rw;
+fail:
+	rows_destroy(rw);
+	return NULL;
+}
+
+void rows_destroy(struct rows *rw)
+{
+	if (rw == NULL)
+		return;
+	if (rw->started) {
+		pthread_mutex_lock(&rw->mu);
+		rw->stop = true;
+		rw->failed = true; /* what is still queued is dropped, not written */
+		pthread_cond_signal(&rw->work);
+		pthread_mutex_unlock(&rw->mu);
+		pthread_join(rw->writer, NULL);
+	}
+	for (int k = 0; k < ROWS_TABLES; k++) {
+		sqlite3_finalize(rw->st[k].one);
+		sqlite3_finalize(rw->st[k].many);
+	}
+	for (int i = 0; i < rw->nall; i++) {
+		free(rw->all[i]->arena);
+		free(rw->all[i]);
+	}
+	pthread_mutex_destroy(&rw->mu);
+	pthread_cond_destroy(&rw->work);
+	pthread_cond_destroy(&rw->room);
+	free(rw);
 }
 
 static int arena_put(struct batch *b, const char *s, struct val *v)
@@ -348,7 +496,7 @@ static int arena_put(struct batch *b, const char *s, struct val *v)
 int rows_add(struct rows *rw, enum rows_table k, const void *row, struct wsr_err *err)
 {
 	const struct table *t = &tables[k];
-	struct batch *b = &rw->b[k];
+	struct batch *b = rw->cur[k];
 	struct val *v = b->vals + (size_t)b->nrows * (size_t)t->ncols;
 	const char *base = row;
 
@@ -373,8 +521,8 @@ int rows_add(struct rows *rw, enum rows_table k, const void *row, struct wsr_err
 		}
 	}
 	b->nrows++;
-	if (b->nrows == (b->many != NULL ? BATCH_ROWS : 1))
-		return flush_batch(rw, k, err);
+	if (b->nrows == (rw->st[k].many != NULL ? BATCH_ROWS : 1))
+		return submit(rw, k, err);
 	return 0;
 oom:
 	err_push(err, "out of memory");
@@ -383,10 +531,24 @@ oom:
 
 int rows_flush(struct rows *rw, struct wsr_err *err)
 {
+	char msg[sizeof(rw->errmsg)];
+	bool failed;
+
 	for (int k = 0; k < ROWS_TABLES; k++)
-		if (flush_batch(rw, k, err) < 0)
+		if (rw->cur[k]->nrows > 0 && submit(rw, k, err) < 0)
 			return -1;
-	return 0;
+	pthread_mutex_lock(&rw->mu);
+	if (rw->writer_waits && rw->qlen > 0)
+		pthread_cond_signal(&rw->work);
+	while (rw->qlen > 0 || rw->busy) {
+		rw->adder_waits = true;
+		pthread_cond_wait(&rw->room, &rw->mu);
+		rw->adder_waits = false;
+	}
+	failed = rw->failed;
+	memcpy(msg, rw->errmsg, sizeof(msg));
+	pthread_mutex_unlock(&rw->mu);
+	return failed ? writer_failed(msg, err) : 0;
 }
 
 int rows_recount_events(struct rows *rw, struct wsr_err *err)

@@ -13,8 +13,11 @@
  *   - Rows of one table reach the database in the order they were added;
  *     nothing reads the tables before rows_flush() has returned.
  *   - Every sqlite3_step is checked; a failure pushes sqlite3_errmsg().
- * Concurrency: one thread adds rows (the deriver); see rows.c for the
- *   writer.
+ * Concurrency: one thread adds rows (the deriver); a writer thread of
+ *   rows.c steps the INSERTs on the connection given to rows_create(). The
+ *   caller may use that connection only after rows_flush() has returned
+ *   and until its next rows_add() (SQLite runs single-threaded: the two
+ *   threads never use the connection at once).
  */
 #ifndef WSR_ANALYZER_ROWS_H
 #define WSR_ANALYZER_ROWS_H
