@@ -32,7 +32,13 @@
  *      below b, the thief's index is below b too. When the owner reads
  *      top == b (one G left) it takes the G only by winning the CAS on top,
  *      like a thief, and puts bottom back to b + 1 either way.
- * Cost on x86-64: push is two plain stores; pop is one XCHG plus, for the
+ *   4. Wakeups (push -> wakep, outside this file). The runtime reads
+ *      nmspinning after a push to decide whether to wake a spinner, and a
+ *      spinner drops nmspinning and then looks at every queue: a Dekker pair,
+ *      so push's bottom store is seq_cst (XCHG), as the ring's tail store is
+ *      (runq.c; tests/reliability/parking.pml -DTSO_TAIL finds the lost
+ *      wakeup a release store allows).
+ * Cost on x86-64: push is a plain store and an XCHG; pop is one XCHG plus, for the
  * last G only, one CMPXCHG; a steal is one CMPXCHG.
  */
 #include "config.h"
@@ -58,8 +64,10 @@ bool wsr__deque_push(struct wsr_deque *d, struct wsr_g *gp)
 	if (b - t >= WSR_DEQUE_SIZE)
 		return false;
 	store_relaxed(&d->slot[b % WSR_DEQUE_SIZE], gp);
-	/* release: publishes the slot (race 1). */
-	store_rel(&d->bottom, b + 1);
+	/* seq_cst: publishes the slot (race 1; release would do for that) and,
+	 * in the runtime, is the submitter's half of the Dekker pair with
+	 * wakep's load of nmspinning (race 4). */
+	store_seq(&d->bottom, b + 1);
 	return true;
 }
 
