@@ -879,3 +879,39 @@ WSR_TEST(dag_rejects_untimed_edges)
 	err_format(&err, buf, sizeof(buf));
 	ASSERT(strstr(buf, "not in time order") != NULL);
 }
+
+/* dag_fork_join_exact's three Gs on a clock that passes 2^62 ns during the
+ * run (a CTF clock may have any offset): peak_live_stacks must not depend
+ * on how large the timestamps are. It used to sort 2 * ts + 1 (start) and
+ * 2 * ts (exit), which overflows past 2^62: signed overflow, and in
+ * practice the later events sorted first and the peak came out 1. */
+WSR_TEST(dag_peak_stacks_late_clock)
+{
+	const int64_t b = (INT64_C(1) << 62) - 350;
+
+	setup();
+	EV(EV_INIT, b + 100, -1, 0, I(2), I(256));
+	EV(EV_P_IDLE, b + 101, 1, 0, I(1));
+	EV(EV_G_CREATE, b + 110, 0, 0, I(1), I(0));
+	EV(EV_RUNQPUT, b + 111, 0, 0, I(1), I(0), I(0), I(1));
+	EV(EV_G_RUN, b + 130, 0, 0, I(1), I(1), I(0));
+	EV(EV_G_CREATE, b + 200, 0, 0, I(2), I(1));
+	EV(EV_RUNQPUT, b + 201, 0, 0, I(2), I(0), I(0), I(1));
+	EV(EV_G_CREATE, b + 300, 0, 0, I(3), I(1));
+	EV(EV_RUNQPUT, b + 301, 0, 0, I(3), I(0), I(0), I(1));
+	EV(EV_P_BUSY, b + 310, 1, 1, I(0));
+	EV(EV_G_RUN, b + 320, 1, 1, I(2), I(3), I(0));
+	EV(EV_G_STOP, b + 400, 0, 0, I(1), I(9));
+	EV(EV_G_RUN, b + 410, 0, 0, I(3), I(1), I(0));
+	EV(EV_G_STOP, b + 910, 0, 0, I(3), I(7));
+	EV(EV_G_READY, b + 1300, 1, 1, I(1), I(2));
+	EV(EV_RUNQPUT, b + 1301, 1, 1, I(1), I(0), I(0), I(1));
+	EV(EV_G_STOP, b + 1320, 1, 1, I(2), I(7));
+	EV(EV_G_RUN, b + 1330, 1, 1, I(1), I(1), I(0));
+	EV(EV_G_STOP, b + 1400, 1, 1, I(1), I(7));
+	finish();
+	/* G1 from b+130, G2 from b+320, G3 b+410..b+910 (past 2^62): three at once. */
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'peak_live_stacks'"), 3);
+	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'work_ms'"), 1840);
+	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'span_ms'"), 1120);
+}
