@@ -32,6 +32,7 @@
 #include <babeltrace2/babeltrace.h>
 
 #include "decode.h"
+#include "recframe.h"
 
 #define DEC_MAX_STREAMS 4096
 #define DEC_EC_SLOTS    1024
@@ -274,8 +275,7 @@ static struct sc_desc *sc_get(struct wsr_decoder *d, const bt_stream_class *sc)
 static int emit(struct wsr_decoder *d, struct wsr_rec *r, const char *extra, size_t len,
 		struct wsr_err *err)
 {
-	r->extra_len = (uint32_t)len;
-	r->size = (uint32_t)((sizeof(*r) + len + 7) & ~(size_t)7);
+	rec_frame(r, len);
 	if (d->cb(d->ctx, r, extra) < 0) {
 		err_push(err, "processing a decoded record");
 		return -1;
@@ -862,7 +862,8 @@ int decode_trace_dirs(const char *const *dirs, int ndirs, wsr_rec_cb cb, void *c
 		}
 		goto out;
 	}
-	struct wsr_rec end = {.type = REC_END, .size = sizeof(struct wsr_rec)};
+	struct wsr_rec end = {.type = REC_END};
+	rec_frame(&end, 0);
 	if (cb(ctx, &end, NULL) < 0)
 		goto out;
 	ret = 0;
