@@ -5,6 +5,9 @@
  *   - WSR_TRACE() both counts the event in the emitting thread's stats (for
  *     WSRDEBUG=stats=1) and fires the `wsr` tracepoint of the same name, so
  *     the two can never disagree; the argument order is that of wsr_tp.h.
+ *   - The events, their arguments, the stats keys and the enumerators below
+ *     are expanded from the catalog's X-macros (wsr_catalog.h, generated
+ *     from tracepoints/catalog.toml; HACKING.md, "The event catalog").
  *   - With WSR_HAVE_TRACING == 0 the tracepoint compiles to nothing, but its
  *     arguments still type-check and the stats are still counted.
  *   - WSR_TRACE_ENABLED(ev) guards arguments that cost something to build.
