@@ -31,10 +31,27 @@ class CatalogError(Exception):
     pass
 
 
+def need(d, keys, where):
+    for k in keys:
+        if k not in d:
+            raise CatalogError('%s has no `%s`' % (where, k))
+
+
 def load(path):
     """The catalog, checked: a dict with common, enum, stat and event lists."""
     with open(path, 'rb') as f:
         cat = tomllib.load(f)
+    need(cat, ('common', 'enum', 'stat', 'event'), 'the catalog')
+    for f in cat['common']:
+        need(f, ('name', 'type', 'col'), 'a common field')
+    for en in cat['enum']:
+        need(en, ('name', 'values', 'doc'), 'an enum')
+    for st in cat['stat']:
+        need(st, ('name', 'doc'), 'a stat')
+    for ev in cat['event']:
+        need(ev, ('name', 'when'), 'an event')
+        for f in ev.get('field', []):
+            need(f, ('name', 'type', 'col'), 'event %s: a field' % ev['name'])
     enums = {e['name']: e for e in cat['enum']}
     names, classes, json_events = set(), {}, []
     for ev in cat['event']:
@@ -509,7 +526,7 @@ def main(argv):
         else:
             print('gen_catalog.py: bad arguments %s' % argv[2:], file=sys.stderr)
             return 2
-    except (CatalogError, KeyError, tomllib.TOMLDecodeError) as e:
+    except (CatalogError, tomllib.TOMLDecodeError) as e:
         print('gen_catalog.py: %s: %s' % (argv[1], e), file=sys.stderr)
         return 1
     return 0

@@ -14,7 +14,8 @@
 #   4. the analyzer's tables: event ids and names, the column of every
 #      stored field, the enumerator names, metrics.c's latency_sources;
 #   5. the keys of the runtime's `wsr stats:` line, in order (an empty
-#      wsr_main with WSRDEBUG=stats=1).
+#      wsr_main with WSRDEBUG=stats=1);
+#   6. the generator refuses broken catalogs (BAD), with a message.
 # Concurrency: none.
 import difflib
 import os
@@ -69,7 +70,37 @@ def main(argv):
     keys = re.findall(r' (\w+)=\d+', line)
     ok(got.returncode == 0 and keys == want, 'the runtime\'s stats line has the catalog\'s keys',
        'catalog: %s\nruntime: %s\nstderr: %s' % (' '.join(want), ' '.join(keys), got.stderr[-800:]))
+    refusals(py, gen, toml)
     return done()
+
+
+# (what, old text of catalog.toml, new text): catalogs the generator must refuse.
+BAD = [
+    ('an event defined twice', 'name = "steal_scan"', 'name = "steal"'),
+    ('two fields in one column', 'name = "probed"\ntype = "uint32"\ncol = "a2"',
+     'name = "probed"\ntype = "uint32"\ncol = "a1"'),
+    ('a class whose events differ', 'name = "found_work"\ntype = "uint8"\ncol = "a2"\n'
+     'doc = "always 0"', 'name = "found_work"\ntype = "uint32"\ncol = "a2"\ndoc = "always 0"'),
+    ('a field without a column', 'name = "held_ns"\ntype = "int64"\ncol = "a1"',
+     'name = "held_ns"\ntype = "int64"'),
+]
+
+
+def refusals(py, gen, toml):
+    """The generator's own checks: a broken catalog is an error, never a build."""
+    text = open(toml, encoding='utf-8').read()
+    with tempfile.TemporaryDirectory() as tmp:
+        for what, old, new in BAD:
+            if not ok(text.count(old) == 1, 'the catalog has the text to break (%s)' % what):
+                continue
+            case = tempfile.mkdtemp(dir=tmp)
+            path = os.path.join(case, 'bad.toml')
+            with open(path, 'w', encoding='utf-8') as f:
+                f.write(text.replace(old, new))
+            r = run([py, gen, path, 'headers', os.path.join(case, 'a.h'), os.path.join(case, 'b.h')])
+            ok(r.returncode == 1 and 'gen_catalog.py: ' in r.stderr and
+               not os.path.exists(os.path.join(case, 'a.h')),
+               'the generator refuses %s' % what, r.stdout + r.stderr)
 
 
 if __name__ == '__main__':
