@@ -15,7 +15,9 @@
 #      stored field, the enumerator names, metrics.c's latency_sources;
 #   5. the keys of the runtime's `wsr stats:` line, in order (an empty
 #      wsr_main with WSRDEBUG=stats=1);
-#   6. the generator refuses broken catalogs (BAD), with a message.
+#   6. the hand-written "Who emits what" table of docs/tracepoints.md names
+#      every event once (a new event needs its row);
+#   7. the generator refuses broken catalogs (BAD), with a message.
 # Concurrency: none.
 import difflib
 import os
@@ -70,8 +72,30 @@ def main(argv):
     keys = re.findall(r' (\w+)=\d+', line)
     ok(got.returncode == 0 and keys == want, 'the runtime\'s stats line has the catalog\'s keys',
        'catalog: %s\nruntime: %s\nstderr: %s' % (' '.join(want), ' '.join(keys), got.stderr[-800:]))
+    who = who_emits(os.path.join(root, 'docs', 'tracepoints.md'))
+    names = [ln.split()[1] for ln in run([py, gen, toml, 'expect', 'analyzer']).stdout.splitlines()
+             if ln.startswith('event ')]
+    ok(sorted(who) == sorted(names),
+       'docs/tracepoints.md\'s "Who emits what" names every event once',
+       'missing: %s\nextra or twice: %s' % (sorted(set(names) - set(who)),
+                                           sorted(set(n for n in who if who.count(n) > 1 or
+                                                      n not in names))))
     refusals(py, gen, toml)
     return done()
+
+
+def who_emits(path):
+    """The events named in the first column of the "| event | p | m |" table (hand-written)."""
+    out, inside = [], False
+    for line in open(path, encoding='utf-8'):
+        if line.startswith('| event | p | m |'):
+            inside = True
+            continue
+        if inside and not line.startswith('|'):
+            break
+        if inside and not line.startswith('|---'):
+            out += re.findall(r'`(\w+)`', line.split('|')[1])
+    return out
 
 
 # (what, old text of catalog.toml, new text): catalogs the generator must refuse.
