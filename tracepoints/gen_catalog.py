@@ -72,7 +72,8 @@ def load(path):
             col = f['col']
             if col in COLS or col == 'extra':
                 if col in used:
-                    raise CatalogError('%s: %s and %s both in %s' % (name, used[col], f['name'], col))
+                    raise CatalogError('%s: %s and %s both in %s' %
+                                       (name, used[col], f['name'], col))
                 used[col] = f['name']
                 if col == 'extra' and t != 'string':
                     raise CatalogError('%s.%s: only a string goes to extra' % (name, f['name']))
@@ -84,8 +85,12 @@ def load(path):
             if 'extra' in used:
                 raise CatalogError('%s: JSON fields and a string both in extra' % name)
             json_events.append(name)
+        if 'args' not in ev and any(f['type'] == 'sequence' or src(f) != f['name']
+                                    for f in ev['field']):
+            raise CatalogError('%s: a sequence or a `src` needs the event\'s `args`' % name)
         if 'class' in ev:
-            sig = [(f['name'], f['type'], f.get('elem'), f.get('enum'), src(f)) for f in ev['field']]
+            sig = [(f['name'], f['type'], f.get('elem'), f.get('enum'), src(f))
+                   for f in ev['field']]
             if classes.setdefault(ev['class'], sig) != sig:
                 raise CatalogError('%s: not the fields of class %s' % (name, ev['class']))
     if len(json_events) > 1:
@@ -114,10 +119,6 @@ def tp_args(cat, ev):
         out.append(('const char *' if f['type'] == 'string' else
                     C_INT['uint8'] if f['type'] == 'enum' else C_INT[f['type']], f['name']))
     return out
-
-
-def upper(s):
-    return s.upper()
 
 
 # ---- the headers (build time) ----
@@ -151,7 +152,8 @@ def tp_events_h(cat):
         if ev['name'] in done:
             continue
         args = 'LTTNG_UST_TP_ARGS(%s)' % ', '.join('%s, %s' % a for a in tp_args(cat, ev))
-        body = ['\tLTTNG_UST_TP_FIELDS('] + ['\t\t' + lttng_field(f) for f in fields(cat, ev)] + ['\t)']
+        body = (['\tLTTNG_UST_TP_FIELDS('] + ['\t\t' + lttng_field(f) for f in fields(cat, ev)] +
+                ['\t)'])
         if 'class' not in ev:
             out.append('LTTNG_UST_TRACEPOINT_EVENT(wsr, %s,' % ev['name'])
             out += ['\t' + args + ','] + body + [')', '']
@@ -194,7 +196,7 @@ def catalog_h(cat):
            ' * catalog order (the order of enum wsr_ev). Expanded by runtime/trace.h,',
            ' * runtime/trace.c, runtime/debug.c, analyzer/rec.h and analyzer/catalog.c. */',
            '#ifndef WSR_CATALOG_H', '#define WSR_CATALOG_H', '']
-    out.append(xmacro('WSR_CAT_EVENTS', ['%s, %s' % (e['name'], upper(e['name'])) for e in evs],
+    out.append(xmacro('WSR_CAT_EVENTS', ['%s, %s' % (e['name'], e['name'].upper()) for e in evs],
                       'X(name, NAME): every event.'))
     tp = []
     for e in evs:
@@ -207,7 +209,8 @@ def catalog_h(cat):
     for e in evs:
         cols, js = columns(e)
         col.append('%s, %s, %s, %s, %s, %s, %s, %d' % (
-            e['name'], upper(e['name']), *(cstr(cols[c]['name'] if c in cols else None) for c in COLS),
+            e['name'], e['name'].upper(),
+            *(cstr(cols[c]['name'] if c in cols else None) for c in COLS),
             cstr(cols['extra']['name'] if 'extra' in cols else None), len(js)))
     out.append(xmacro('WSR_CAT_COLUMNS', col,
                       'X(name, NAME, g, a1, a2, a3, text, n_json): the payload fields the analyzer '
@@ -220,11 +223,11 @@ def catalog_h(cat):
                       'a JSON object in extra, in order; clock: a trace-clock value (ns from '
                       'origin).'))
     out.append('#define WSR_CAT_JSON_COUNT %d\n' % len(js))
-    out.append(xmacro('WSR_CAT_ENUMS', ['%s, %s' % (en['name'], upper(en['name']))
+    out.append(xmacro('WSR_CAT_ENUMS', ['%s, %s' % (en['name'], en['name'].upper())
                                         for en in cat['enum']], 'X(name, NAME): the enumerations.'))
     for en in cat['enum']:
-        out.append(xmacro('WSR_CAT_ENUM_' + upper(en['name']),
-                          ['%s, %s, %d' % (upper(v), v, i) for i, v in enumerate(en['values'])],
+        out.append(xmacro('WSR_CAT_ENUM_' + en['name'].upper(),
+                          ['%s, %s, %d' % (v.upper(), v, i) for i, v in enumerate(en['values'])],
                           'X(NAME, label, value): the enumerators of %s.' % en['name']))
     extra = [s['name'] for s in cat['stat'] if not s.get('last')]
     out.append(xmacro('WSR_CAT_STAT_EXTRA', extra,
@@ -329,7 +332,8 @@ def event_fields(cat):
 def enum_tables(cat):
     out = []
     for en in cat['enum']:
-        out.append('CREATE TABLE enum_%s (id INTEGER PRIMARY KEY, name TEXT NOT NULL);' % en['name'])
+        out.append('CREATE TABLE enum_%s (id INTEGER PRIMARY KEY, name TEXT NOT NULL);' %
+                   en['name'])
         out.append('INSERT INTO enum_%s VALUES' % en['name'])
         out.append(wrap_rows(["(%d, '%s')" % (i, v) for i, v in enumerate(en['values'])]) + ';')
     return '\n'.join(out) + '\n'
@@ -388,7 +392,8 @@ def doc_payloads(cat):
         cells = []
         for c in ('a1', 'a2', 'a3', 'extra'):
             f = cols.get(c)
-            cells.append('' if f is None else f['name'] + (' (enum)' if f['type'] == 'enum' else ''))
+            cells.append('' if f is None else
+                         f['name'] + (' (enum)' if f['type'] == 'enum' else ''))
         if js:
             cells[3] = 'JSON: ' + ', '.join(f['name'] for f in js)
         out.append('| %s |' % ', '.join(o['name'] for o in group) +
@@ -497,7 +502,8 @@ def write_if_changed(path, text):
 
 def main(argv):
     if len(argv) < 3:
-        print("usage: gen_catalog.py CATALOG headers|update|check|expect ... (see its head)", file=sys.stderr)
+        print('usage: gen_catalog.py CATALOG headers|update|check|expect ... (see its head)',
+              file=sys.stderr)
         return 2
     try:
         cat = load(argv[1])

@@ -80,7 +80,8 @@ static void print_field(const struct lttng_ust_event_field *f,
 	}
 	case lttng_ust_type_sequence: {
 		const struct lttng_ust_type_sequence *s = (const struct lttng_ust_type_sequence *)t;
-		printf("sequence:%s:", int_name(s->elem_type)); /* int_name's buffer: one per call */
+		printf("sequence:%s:",
+		       int_name(s->elem_type)); /* int_name's buffer: one per call */
 		printf("%s", len != NULL ? int_name(len->type) : "?");
 		break;
 	}
@@ -102,7 +103,8 @@ static int dump_provider(void)
 			const struct lttng_ust_type_common *t = c->fields[k]->type;
 			if (t->type != lttng_ust_type_enum)
 				continue;
-			const struct lttng_ust_enum_desc *d = ((const struct lttng_ust_type_enum *)t)->desc;
+			const struct lttng_ust_enum_desc *d =
+				((const struct lttng_ust_type_enum *)t)->desc;
 			unsigned j = 0;
 			while (j < n_enums && enums[j] != d)
 				j++;

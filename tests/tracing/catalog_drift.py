@@ -63,7 +63,8 @@ def main(argv):
             continue
         ok(want.returncode == 0 and got.returncode == 0 and want.stdout == got.stdout,
            'the built %s holds the catalog' % what,
-           want.stderr + got.stderr + diff(want.stdout, got.stdout, 'catalog.toml', 'built ' + what))
+           want.stderr + got.stderr +
+           diff(want.stdout, got.stdout, 'catalog.toml', 'built ' + what))
 
     want = run([py, gen, toml, 'expect', 'stats']).stdout.split()
     got = subprocess.run([dump, 'stats'], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -121,7 +122,8 @@ def refusals(py, gen, toml):
             path = os.path.join(case, 'bad.toml')
             with open(path, 'w', encoding='utf-8') as f:
                 f.write(text.replace(old, new))
-            r = run([py, gen, path, 'headers', os.path.join(case, 'a.h'), os.path.join(case, 'b.h')])
+            r = run([py, gen, path, 'headers', os.path.join(case, 'a.h'),
+                     os.path.join(case, 'b.h')])
             ok(r.returncode == 1 and 'gen_catalog.py: ' in r.stderr and
                not os.path.exists(os.path.join(case, 'a.h')),
                'the generator refuses %s' % what, r.stdout + r.stderr)
