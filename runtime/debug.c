@@ -14,6 +14,10 @@
  *   runnextpause=US pause before stealing a runnext G (3)
  *   backlog=N       global-queue Gs per P past which wsr_go preempts its
  *                   caller behind them (4096; 0: never, as Go)
+ *   policy=NAME     the local queues: go (the default: ring, runnext,
+ *                   half-steals) or deque (a Chase-Lev deque per P: the
+ *                   owner pushes and pops the newest, thieves take the
+ *                   oldest, one at a time; runq.c)
  * Unknown keys and bad values are reported on stderr and ignored.
  *
  * Invariants:
@@ -132,6 +136,17 @@ static void stats_at_exit(void)
 	wsr__unlock(&wsr__sched.lock);
 }
 
+static bool parse_policy(const char *v, uint8_t *policy)
+{
+	if (strcmp(v, "go") == 0)
+		*policy = WSR_POLICY_GO;
+	else if (strcmp(v, "deque") == 0)
+		*policy = WSR_POLICY_DEQUE;
+	else
+		return false;
+	return true;
+}
+
 void wsr__debug_init(void)
 {
 	const char *env = getenv("WSRDEBUG");
@@ -147,6 +162,7 @@ void wsr__debug_init(void)
 	wsr__sched.stealrounds = 4;
 	wsr__sched.runnextpause_us = 3;
 	wsr__sched.backlog_per_p = 4096;
+	wsr__sched.policy = WSR_POLICY_GO;
 	wsr__sched.stacksize = 256 * 1024;
 	if (env == NULL || *env == '\0')
 		return;
@@ -186,6 +202,8 @@ void wsr__debug_init(void)
 		else if (strcmp(tok, "backlog") == 0)
 			ok = parse_int(v, 0, 1 << 24, &n) &&
 			     (wsr__sched.backlog_per_p = (int32_t)n, true);
+		else if (strcmp(tok, "policy") == 0)
+			ok = parse_policy(v, &wsr__sched.policy);
 		else
 			fprintf(stderr, "wsr: WSRDEBUG: ignoring unknown key '%s'\n", tok);
 		if (!ok)
@@ -401,23 +419,21 @@ out:
 
 /* ---- stats ---- */
 
-static const char *const stat_names[WSR_ST_COUNT] = {
-#define WSR_STAT_NAME(ev) [WSR_ST_##ev] = #ev,
-	WSR_EVENTS(WSR_STAT_NAME)
-#undef WSR_STAT_NAME
-	[WSR_ST_runqput_next] = "runqput_next",
-	[WSR_ST_stolen] = "stolen",
+/* The keys of the `wsr stats:` line in its order: the catalog's, with each
+ * extra counter after its event (WSR_CAT_STAT_ORDER), then WSR_CAT_STAT_LAST. */
+static const enum wsr_stat stat_order[] = {
+#define WSR_STAT_KEY(key) WSR_ST_##key,
+	WSR_CAT_STAT_ORDER(WSR_STAT_KEY)
+#undef WSR_STAT_KEY
 };
 
-/* Print order: the catalog's, with the derived keys after their event. */
-static const enum wsr_stat stat_order[] = {
-	WSR_ST_init, WSR_ST_g_create, WSR_ST_runqput, WSR_ST_runqput_next, WSR_ST_runq_spill,
-	WSR_ST_globrunq_put, WSR_ST_globrunq_get, WSR_ST_g_run, WSR_ST_g_stop, WSR_ST_g_ready,
-	WSR_ST_steal, WSR_ST_stolen, WSR_ST_steal_scan, WSR_ST_spin_start, WSR_ST_spin_stop,
-	WSR_ST_p_idle, WSR_ST_p_busy, WSR_ST_m_park, WSR_ST_m_unpark, WSR_ST_m_create,
-	WSR_ST_syscall_enter, WSR_ST_syscall_exit, WSR_ST_retake, WSR_ST_handoff,
-	WSR_ST_preempt, WSR_ST_timer_fire, WSR_ST_netpoll, WSR_ST_schedtrace,
+static const char *const stat_names[] = {
+#define WSR_STAT_KEY(key) #key,
+	WSR_CAT_STAT_ORDER(WSR_STAT_KEY)
+#undef WSR_STAT_KEY
 };
+_Static_assert(sizeof(stat_order) / sizeof(stat_order[0]) == WSR_ST_COUNT,
+	       "the stats line prints every counter once");
 
 void wsr__stats_sum(uint64_t out[WSR_ST_COUNT])
 {
@@ -444,8 +460,10 @@ void wsr__stats_print(void)
 	fflush(stdout);
 	fputs("wsr stats:", stderr);
 	for (i = 0; i < sizeof(stat_order) / sizeof(stat_order[0]); i++)
-		fprintf(stderr, " %s=%llu", stat_names[stat_order[i]],
-			(unsigned long long)sum[stat_order[i]]);
-	fprintf(stderr, " max_spinning=%llu\n", (unsigned long long)wsr__max_spinning);
+		fprintf(stderr, " %s=%llu", stat_names[i], (unsigned long long)sum[stat_order[i]]);
+#define WSR_STAT_LAST(key) fprintf(stderr, " " #key "=%llu", (unsigned long long)wsr__##key);
+	WSR_CAT_STAT_LAST(WSR_STAT_LAST)
+#undef WSR_STAT_LAST
+	fputc('\n', stderr);
 	fflush(stderr);
 }
