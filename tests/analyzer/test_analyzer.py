@@ -13,7 +13,9 @@
 #       the other schedtrace fields exact in >= 95% of snapshots and within 1
 #       in the rest, tiling, report.
 #   test_analyzer.py WSR SIM bad-input
-#       every bad-input case: exit 2, its message, no database left behind.
+#       every bad-input case: exit 2, its message, no database left behind;
+#       a trace with discarded events; a write that fails in the database
+#       writer thread (file size limit): exit 1, no database left behind.
 #   test_analyzer.py WSR SIM cut-stream
 #       a `wsr run --lossless` trace with a stream cut at a packet boundary,
 #       emptied, without its first packet, removed or cut with its index, an
@@ -516,6 +518,30 @@ def case_bad_input(wsr, sim, tmp):
         fh.write(b'\xff' * 600)
     expect_bad(wsr, os.path.join(tmp, 'bad-payload'), out, 'random bytes in event payloads',
                ['corrupted', 'cannot decode', 'out of range', 'crashed', 'no progress'])
+
+
+def case_disk_full(wsr, sim, tmp):
+    """The database writer thread (analyzer/rows.c) fails mid-ingestion: the
+    file size limit makes SQLite's page writes fail once its cache spills.
+    The error comes back from that thread: exit 1 naming the table, and no
+    database or temporary file is left."""
+    import resource
+    trace = os.path.join(tmp, 'big')
+    rc, _, err = lttrec.record(trace, [sim, '-p', '4', '-g', '40000', '-w', '3', '-t', '10'])
+    ok(rc == 0, 'sim-emitter ran', err[-300:])
+    out = os.path.join(tmp, 'full.db')
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+    r = subprocess.run([wsr, 'ingest', trace, '-o', out, '--quiet'], preexec_fn=limit,
+                       capture_output=True, text=True, timeout=300)
+    ok(r.returncode == 1 and 'wsr ingest: error: sqlite: inserting into ' in r.stderr,
+       'a write failing in the database writer: exit 1 naming the table',
+       'exit %d: %s' % (r.returncode, r.stderr[-500:]))
+    ok(not os.path.exists(out) and not tmp_files(out),
+       'a failed write leaves no database behind', tmp_files(out))
 
 
 def case_discarded(wsr, sim, tmp):
@@ -1110,6 +1136,7 @@ def main():
         elif case == 'bad-input':
             case_bad_input(wsr, sim, tmp)
             case_discarded(wsr, sim, tmp)
+            case_disk_full(wsr, sim, tmp)
         elif case == 'cut-stream':
             case_cut_stream(wsr, sim, tmp)
         elif case == 'cli':
