@@ -284,21 +284,35 @@ int ev_g_queued(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 	return 0;
 }
 
+/* G r->g of a g_run or g_stop; fresh: first seen now, running on r's P and
+ * M (the trace began after it was queued). */
+static struct gs *g_find_running(struct derive *dv, const struct wsr_rec *r, bool *fresh,
+				 struct wsr_err *err)
+{
+	struct gs *e = gtable_find(&dv->gt, r->g);
+
+	*fresh = e == NULL;
+	if (e != NULL)
+		return e;
+	e = g_new(dv, r->g, r->ts, GS_RUNNING, NULL, err);
+	if (e != NULL) {
+		e->p = r->p;
+		e->m = r->m;
+	}
+	return e;
+}
+
 int ev_g_run(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 {
 	int64_t ts = r->ts;
 	int p = r->p, m = r->m;
 	const char *src = wsr_g_source_names[r->a1];
-	struct gs *e = gtable_find(&dv->gt, r->g);
+	bool fresh;
+	struct gs *e = g_find_running(dv, r, &fresh, err);
 
-	if (e == NULL) {
-		/* First seen running (the trace began after it was queued). */
-		e = g_new(dv, r->g, ts, GS_RUNNING, NULL, err);
-		if (e == NULL)
-			return -1;
-		e->p = p;
-		e->m = m;
-	} else {
+	if (e == NULL)
+		return -1;
+	if (!fresh) {
 		if (e->q == Q_RUNNEXT && e->qp >= 0 && e->qp != p &&
 		    dv->ps[e->qp].runnext == r->g) {
 			dv->ps[e->qp].runnext = 0;
@@ -344,15 +358,11 @@ int ev_g_stop(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 	int64_t ts = r->ts;
 	int p = r->p, m = r->m;
 	const char *reason = wsr_g_reason_names[r->a1];
-	struct gs *e = gtable_find(&dv->gt, r->g);
+	bool fresh;
+	struct gs *e = g_find_running(dv, r, &fresh, err);
 
-	if (e == NULL) {
-		e = g_new(dv, r->g, ts, GS_RUNNING, NULL, err);
-		if (e == NULL)
-			return -1;
-		e->p = p;
-		e->m = m;
-	}
+	if (e == NULL)
+		return -1;
 	if (e->state == GS_RUNNING)
 		e->reason = reason;
 	if (p >= 0 && dv->ps[p].curg == r->g)
