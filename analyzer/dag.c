@@ -71,6 +71,7 @@
 
 #include "dag.h"
 #include "db.h"
+#include "rows.h"
 
 enum ekind {
 	E_CONT,
@@ -710,73 +711,47 @@ static int meta_real(sqlite3 *db, const char *key, double v, struct wsr_err *err
 	return 0;
 }
 
-static int write_rows(struct dag *d, struct wsr_err *err)
+/* The rows go through rows.c (its writer thread); flushed before the meta
+ * figures, which read the connection. */
+static int write_rows(struct dag *d, struct rows *rw, struct wsr_err *err)
 {
-	sqlite3_stmt *s1 = NULL, *s2 = NULL;
-	int ret = -1;
-
-	if (db_prepare(d->db, &s1,
-		       "INSERT INTO dag_strand (id, g, seg, start_ts, end_ts, ends, span_ns, "
-		       "burdened_ns, pred, critical) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-		       "?10)",
-		       err) < 0 ||
-	    db_prepare(d->db, &s2,
-		       "INSERT INTO dag_edge (src, dst, kind, ts, delay_ns, burden_ns, stolen, "
-		       "relation) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-		       err) < 0)
-		goto out;
 	for (int32_t r = 0; r < d->nst; r++) {
 		const struct strand *s = &d->st[r];
 		const struct seg *sg = &d->segs[s->seg];
 		const struct gnode *n = &d->gs[s->gi];
-		sqlite3_bind_int64(s1, 1, r);
-		sqlite3_bind_int64(s1, 2, n->g);
-		sqlite3_bind_int64(s1, 3, s->seg - n->first_seg);
-		sqlite3_bind_int64(s1, 4, s->start);
-		sqlite3_bind_int64(s1, 5, s->end);
-		sqlite3_bind_text(s1, 6,
-				  s->ends == E_SPAWN  ? "spawn"
-				  : s->ends == E_WAKE ? "wake"
-						      : sg->ends,
-				  -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s1, 7, s->in + (s->end - s->start));
-		sqlite3_bind_int64(s1, 8, s->bin + (s->end - s->start));
-		if (s->pred >= 0)
-			sqlite3_bind_int64(s1, 9, s->pred);
-		else
-			sqlite3_bind_null(s1, 9);
-		sqlite3_bind_int(s1, 10, s->critical);
-		if (sqlite3_step(s1) != SQLITE_DONE) {
-			err_push(err, "sqlite: inserting into dag_strand: %s",
-				 sqlite3_errmsg(d->db));
-			goto out;
-		}
-		sqlite3_reset(s1);
+		struct row_dag_strand row = {
+			.id = r,
+			.g = n->g,
+			.seg = s->seg - n->first_seg,
+			.start_ts = s->start,
+			.end_ts = s->end,
+			.ends = s->ends == E_SPAWN  ? "spawn"
+				: s->ends == E_WAKE ? "wake"
+						    : sg->ends,
+			.span_ns = s->in + (s->end - s->start),
+			.burdened_ns = s->bin + (s->end - s->start),
+			.pred = s->pred >= 0 ? s->pred : ROW_NULL,
+			.critical = s->critical,
+		};
+		if (rows_add(rw, ROWS_DAG_STRAND, &row, err) < 0)
+			return -1;
 	}
 	for (int32_t i = 0; i < d->ned; i++) {
 		const struct edge *e = &d->ed[i];
-		sqlite3_bind_int64(s2, 1, e->src);
-		sqlite3_bind_int64(s2, 2, e->dst);
-		sqlite3_bind_text(s2, 3, ekind_names[e->kind], -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s2, 4, e->ts);
-		sqlite3_bind_int64(s2, 5, e->delay);
-		sqlite3_bind_int64(s2, 6, e->burden);
-		sqlite3_bind_int(s2, 7, e->stolen);
-		if (e->rel != R_NONE)
-			sqlite3_bind_text(s2, 8, rel_names[e->rel], -1, SQLITE_STATIC);
-		else
-			sqlite3_bind_null(s2, 8);
-		if (sqlite3_step(s2) != SQLITE_DONE) {
-			err_push(err, "sqlite: inserting into dag_edge: %s", sqlite3_errmsg(d->db));
-			goto out;
-		}
-		sqlite3_reset(s2);
+		struct row_dag_edge row = {
+			.src = e->src,
+			.dst = e->dst,
+			.kind = ekind_names[e->kind],
+			.ts = e->ts,
+			.delay_ns = e->delay,
+			.burden_ns = e->burden,
+			.stolen = e->stolen,
+			.relation = e->rel != R_NONE ? rel_names[e->rel] : NULL,
+		};
+		if (rows_add(rw, ROWS_DAG_EDGE, &row, err) < 0)
+			return -1;
 	}
-	ret = 0;
-out:
-	sqlite3_finalize(s1);
-	sqlite3_finalize(s2);
-	return ret;
+	return rows_flush(rw, err);
 }
 
 /* A stack's start (+1, a G's first run) or release (-1, its exit). */
@@ -922,7 +897,7 @@ static int write_meta(struct dag *d, int32_t last, struct wsr_err *err)
 	return 0;
 }
 
-int dag_build(sqlite3 *db, struct wsr_err *err)
+int dag_build(sqlite3 *db, struct rows *rw, struct wsr_err *err)
 {
 	struct dag d;
 	int32_t last = -1;
@@ -932,7 +907,7 @@ int dag_build(sqlite3 *db, struct wsr_err *err)
 	d.db = db;
 	if (load_gs(&d, err) < 0 || load_unbusy(&d, err) < 0 || load_segs(&d, err) < 0 ||
 	    load_splits(&d, err) < 0 || build(&d, err) < 0 || longest(&d, &last, err) < 0 ||
-	    write_rows(&d, err) < 0 || write_meta(&d, last, err) < 0) {
+	    write_rows(&d, rw, err) < 0 || write_meta(&d, last, err) < 0) {
 		err_push(err, "building the DAG (dag_strand, dag_edge)");
 		goto out;
 	}

@@ -11,7 +11,8 @@
  *     lower_bound_ms, greedy_bound_ms, ...). It does not commit.
  *   - Memory follows the number of strands and edges (one per g_run plus
  *     one per g_create/g_ready emitted by a G), not the number of events.
- * Concurrency: one thread, the ingesting connection.
+ * Concurrency: one thread, the ingesting connection (its rows go through
+ *   rows.c's writer thread and are flushed before dag_build() returns).
  */
 #ifndef WSR_ANALYZER_DAG_H
 #define WSR_ANALYZER_DAG_H
@@ -24,7 +25,11 @@
 
 #include "err.h"
 
-int dag_build(sqlite3 *db, struct wsr_err *err);
+struct rows;
+
+/* db: the ingesting connection, idle (rows flushed); rw: its rows writer
+ * (rows.h), through which dag_strand and dag_edge are written. */
+int dag_build(sqlite3 *db, struct rows *rw, struct wsr_err *err);
 
 /* The figures dag_build() leaves in meta, as reports read them back. */
 struct dag_figures {

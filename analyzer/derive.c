@@ -424,5 +424,5 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 	if (rows_flush(dv->rows, err) < 0 || latency_meta(&dv->lat, dv->db, err) < 0)
 		return -1;
 	/* The work/span DAG reads the g and g_state rows flushed above. */
-	return dag_build(dv->db, err);
+	return dag_build(dv->db, dv->rows, err);
 }

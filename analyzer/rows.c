@@ -158,6 +158,20 @@ static const struct col cols_sched_field[] = {
 	COL(row_sched_field, racing, C_TEXT), COL(row_sched_field, explained, C_I64),
 };
 
+static const struct col cols_dag_strand[] = {
+	COL(row_dag_strand, id, C_I64),      COL(row_dag_strand, g, C_I64),
+	COL(row_dag_strand, seg, C_I64),     COL(row_dag_strand, start_ts, C_I64),
+	COL(row_dag_strand, end_ts, C_I64),  COL(row_dag_strand, ends, C_TEXT),
+	COL(row_dag_strand, span_ns, C_I64), COL(row_dag_strand, burdened_ns, C_I64),
+	COL(row_dag_strand, pred, C_OPT),    COL(row_dag_strand, critical, C_I64),
+};
+static const struct col cols_dag_edge[] = {
+	COL(row_dag_edge, src, C_I64),      COL(row_dag_edge, dst, C_I64),
+	COL(row_dag_edge, kind, C_TEXT),    COL(row_dag_edge, ts, C_I64),
+	COL(row_dag_edge, delay_ns, C_I64), COL(row_dag_edge, burden_ns, C_I64),
+	COL(row_dag_edge, stolen, C_I64),   COL(row_dag_edge, relation, C_TEXT),
+};
+
 static const struct table tables[ROWS_TABLES] = {
 	[ROWS_EVENTS] = TABLE("events", "INSERT", NULL, cols_event),
 	[ROWS_G_STATE] = TABLE("g_state", "INSERT", NULL, cols_g_state),
@@ -177,6 +191,8 @@ static const struct table tables[ROWS_TABLES] = {
 		TABLE("event_counts", "INSERT",
 		      " ON CONFLICT (name) DO UPDATE SET n = n + excluded.n", cols_event_count),
 	[ROWS_SCHED_FIELDS] = TABLE("schedtrace_fields", "INSERT", NULL, cols_sched_field),
+	[ROWS_DAG_STRAND] = TABLE("dag_strand", "INSERT", NULL, cols_dag_strand),
+	[ROWS_DAG_EDGE] = TABLE("dag_edge", "INSERT", NULL, cols_dag_edge),
 };
 
 enum vtype {
@@ -285,8 +301,9 @@ static void bind_vals(sqlite3_stmt *st, const struct batch *b, const struct val 
 			sqlite3_bind_int64(st, i + 1, v[i].i);
 			break;
 		case V_TEXT:
-			sqlite3_bind_text(st, i + 1, b->arena + v[i].i, (int)v[i].len,
-					  SQLITE_STATIC);
+			/* "" stays a text (the arena may still be unallocated) */
+			sqlite3_bind_text(st, i + 1, v[i].len > 0 ? b->arena + v[i].i : "",
+					  (int)v[i].len, SQLITE_STATIC);
 			break;
 		default:
 			sqlite3_bind_null(st, i + 1);

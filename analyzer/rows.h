@@ -46,6 +46,8 @@ enum rows_table {
 	ROWS_M,
 	ROWS_EVENT_COUNTS,
 	ROWS_SCHED_FIELDS,
+	ROWS_DAG_STRAND,
+	ROWS_DAG_EDGE,
 	ROWS_TABLES
 };
 
@@ -131,6 +133,21 @@ struct row_sched_field {
 	int64_t p, rt, recon, read_b, read_e;
 	const char *racing;
 	int64_t explained;
+};
+
+/* dag_strand: pred opt. */
+struct row_dag_strand {
+	int64_t id, g, seg, start_ts, end_ts;
+	const char *ends;
+	int64_t span_ns, burdened_ns, pred, critical;
+};
+
+/* dag_edge: relation NULL-able. */
+struct row_dag_edge {
+	int64_t src, dst;
+	const char *kind;
+	int64_t ts, delay_ns, burden_ns, stolen;
+	const char *relation;
 };
 
 struct rows;

@@ -915,3 +915,21 @@ WSR_TEST(dag_peak_stacks_late_clock)
 	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'work_ms'"), 1840);
 	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'span_ms'"), 1120);
 }
+
+/* An empty text stays an empty text: rows.c copies texts into a batch
+ * arena, and an empty one must not be bound as NULL when that arena was
+ * never allocated. A run that ends in a blocking call has no g_stop
+ * reason, so its strand ends with "" (dag_strand.ends is NOT NULL); here
+ * it is the only strand, so the only text of its batch. */
+WSR_TEST(rows_empty_text_is_not_null)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(1), I(256));
+	EV(EV_G_CREATE, 110, 0, 0, I(1), I(0));
+	EV(EV_RUNQPUT, 111, 0, 0, I(1), I(0), I(0), I(1));
+	EV(EV_G_RUN, 120, 0, 0, I(1), I(1), I(0));
+	EV(EV_SYSCALL_ENTER, 200, 0, 0, I(1));
+	EV(EV_P_IDLE, 300, 0, 0, I(1));
+	finish();
+	ASSERT_EQ(q1("SELECT count(*) FROM dag_strand WHERE g = 1 AND seg = 0 AND ends = ''"), 1);
+}
