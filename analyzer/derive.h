@@ -10,7 +10,11 @@
  *     number of events: rows are inserted as soon as they are complete.
  *   - derive_finish() closes the intervals still open at the last event
  *     (cut = 1), writes g/p/m rows and meta; it does not commit.
- * Concurrency: one thread.
+ * Concurrency: call from one thread. The rows are stepped by rows.c's
+ *   writer thread on the connection given to derive_create(): the caller
+ *   must not use that connection between derive_create() and the return
+ *   of derive_finish() (after it, the writer is idle until
+ *   derive_destroy()).
  */
 #ifndef WSR_ANALYZER_DERIVE_H
 #define WSR_ANALYZER_DERIVE_H

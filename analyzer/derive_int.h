@@ -19,7 +19,9 @@
  *     after event k depends only on events 0..k.
  *   - Memory follows the live Gs, the Ps and the Ms, never the events.
  *   - A struct gs pointer stays valid until the next gtable_insert().
- * Concurrency: one thread.
+ * Concurrency: the trackers run on the caller's thread; rows.c steps the
+ *   INSERTs on its own writer thread (rows.h says when the connection is
+ *   the caller's again).
  */
 #ifndef WSR_ANALYZER_DERIVE_INT_H
 #define WSR_ANALYZER_DERIVE_INT_H
