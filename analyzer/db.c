@@ -123,7 +123,8 @@ int db_open_ro(const char *path, sqlite3 **out, struct wsr_err *err)
 	int ret = -1;
 	int version = -1;
 
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
 		err_input(err, "opening %s: %s", path,
 			  db != NULL ? sqlite3_errmsg(db) : "out of memory");
 		goto out;

@@ -1,6 +1,6 @@
 /*
  * report.c - `wsr report trace.db [--interval DUR] [--detail]
- *            [--format text|md|json|junit] [--steal-graph dot]`.
+ *            [--format text|md|json|junit|html] [--steal-graph dot] [-o FILE]`.
  *
  * Design: metrics.c computes the figures once (struct metrics); this file
  * only lays them out, in four formats that carry the same content:
@@ -19,7 +19,7 @@
  */
 #include "config.h"
 
-#include <getopt.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -33,7 +33,10 @@
 #include "dag.h"
 #include "db.h"
 #include "metrics.h"
-#include "report.h"
+#include "cli.h"
+#include "outfile.h"
+#include "sbuf.h"
+#include "duration.h"
 
 enum fmt {
 	F_TEXT,
@@ -44,23 +47,6 @@ enum fmt {
 
 #define MAX_LINES 100000
 #define LINE_SIZE 65536
-
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
 
 static void xml_text(FILE *f, const char *s)
 {
@@ -82,30 +68,6 @@ static void xml_text(FILE *f, const char *s)
 			fputc(*s, f);
 		}
 	}
-}
-
-int parse_duration_ns(const char *s, int64_t *ns)
-{
-	char *end;
-	double v = strtod(s, &end);
-	double mul;
-
-	if (end == s || !(v > 0)) /* also rejects NaN */
-		return -1;
-	if (*end == '\0' || strcmp(end, "ms") == 0)
-		mul = 1e6;
-	else if (strcmp(end, "ns") == 0)
-		mul = 1;
-	else if (strcmp(end, "us") == 0)
-		mul = 1e3;
-	else if (strcmp(end, "s") == 0)
-		mul = 1e9;
-	else
-		return -1;
-	if (v * mul < 1 || v * mul > 1e15)
-		return -1;
-	*ns = (int64_t)(v * mul);
-	return 0;
 }
 
 static void fmt_ns(char *buf, size_t size, int64_t ns)
@@ -468,22 +430,22 @@ static int print_json(struct report *r, FILE *f, struct wsr_err *err)
 	int rc;
 
 	fprintf(f, "{\n  \"trace\": ");
-	json_string(f, m->path);
+	json_fputs(f, m->path);
 	fprintf(f, ",\n  \"program\": ");
-	json_string(f, m->program);
+	json_fputs(f, m->program);
 	fprintf(f, ",\n  \"hostname\": ");
-	json_string(f, m->hostname);
+	json_fputs(f, m->hostname);
 	fprintf(f, ",\n  \"runtime_version\": ");
-	json_string(f, m->runtime_version);
+	json_fputs(f, m->runtime_version);
 	fprintf(f, ",\n  \"command\": ");
-	json_string(f, r->command);
+	json_fputs(f, r->command);
 	if (r->exit_status >= 0)
 		fprintf(f, ",\n  \"exit_status\": %" PRId64 ",\n  \"exit_signal\": %" PRId64,
 			r->exit_status, r->exit_signal);
 	else
 		fprintf(f, ",\n  \"exit_status\": null,\n  \"exit_signal\": null");
 	fprintf(f, ",\n  \"exit\": ");
-	json_string(f, r->exit_text);
+	json_fputs(f, r->exit_text);
 	fprintf(f,
 		",\n  \"start_ts\": %" PRId64 ",\n  \"end_ts\": %" PRId64
 		",\n  \"duration_ns\": %" PRId64 ",\n",
@@ -518,7 +480,7 @@ static int print_json(struct report *r, FILE *f, struct wsr_err *err)
 	fprintf(f, "\n  ],\n  \"interval_ns\": %" PRId64 ",\n  \"schedtrace\": [", r->interval);
 	for (int i = 0; i < r->nlines; i++) {
 		fprintf(f, "%s\n    ", i ? "," : "");
-		json_string(f, r->lines[i]);
+		json_fputs(f, r->lines[i]);
 	}
 	fprintf(f, "\n  ],\n  \"steal_matrix\": [");
 	if (sqlite3_prepare_v2(r->db,
@@ -549,9 +511,9 @@ static int print_json(struct report *r, FILE *f, struct wsr_err *err)
 	k = 0;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		fprintf(f, "%s\n    {\"kind\": ", k++ ? "," : "");
-		json_string(f, (const char *)sqlite3_column_text(st, 0));
+		json_fputs(f, (const char *)sqlite3_column_text(st, 0));
 		fprintf(f, ", \"stream\": ");
-		json_string(f, (const char *)sqlite3_column_text(st, 1));
+		json_fputs(f, (const char *)sqlite3_column_text(st, 1));
 		for (int c = 2; c < 6; c++) {
 			static const char *const names[] = {"",         "",       "cpu",
 							    "begin_ts", "end_ts", "count"};
@@ -573,7 +535,7 @@ static int print_json(struct report *r, FILE *f, struct wsr_err *err)
 	fprintf(f, ",\n  \"diagnostics\": [");
 	for (int i = 0; i < r->ndiags; i++) {
 		fprintf(f, "%s\n    {\"id\": \"%s\", \"text\": ", i ? "," : "", r->diags[i].id);
-		json_string(f, r->diags[i].text);
+		json_fputs(f, r->diags[i].text);
 		fprintf(f, "}");
 	}
 	fprintf(f, "\n  ]\n}\n");
@@ -683,103 +645,105 @@ static int print_dot(struct report *r, FILE *f, struct wsr_err *err)
 	return 0;
 }
 
-static const struct option report_options[] = {
-	{"interval", required_argument, NULL, 'i'}, {"detail", no_argument, NULL, 'd'},
-	{"format", required_argument, NULL, 'f'},   {"steal-graph", required_argument, NULL, 's'},
-	{"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+enum {
+	OPT_INTERVAL = CLI_LONG,
+	OPT_DETAIL,
+	OPT_FORMAT,
+	OPT_STEAL_GRAPH
 };
 
-static void report_usage(FILE *f)
+static const struct cli_opt report_opts[] = {
+	{"interval", OPT_INTERVAL, "DUR",
+	 "schedtrace line interval: 10ms, 500us, 1s, 100000ns (a bare\n"
+	 "number is ms); default: about 20 lines over the trace"},
+	{"detail", OPT_DETAIL, NULL, "Go's scheddetail lines (each P and M) after each SCHED line"},
+	{"format", OPT_FORMAT, "FORMAT",
+	 "text (default), md, json, junit, or html (one self-contained\n"
+	 "page, written by wsr-view)"},
+	{"steal-graph", OPT_STEAL_GRAPH, "FORMAT",
+	 "the steal graph instead of the report: dot (Graphviz)"},
+	{"output", 'o', "FILE", "write to FILE (through FILE.tmp, then renamed), not stdout"},
+	{NULL, 0, NULL, NULL},
+};
+
+static const struct cli report_cli = {
+	.prog = "wsr report",
+	.synopsis = "wsr report trace.db [--interval DUR] [--detail] "
+		    "[--format text|md|json|junit|html] [--steal-graph dot] [-o FILE]",
+	.about = "The figures of a trace database: header, schedtrace, per P, latency, steals,\n"
+		 "work and span, diagnostics (see wsr-report(1)).",
+	.opts = report_opts,
+	.min_args = 1,
+	.max_args = 1,
+};
+
+struct report_args {
+	const char *format, *graph, *out, *interval_text;
+	int64_t interval;
+	bool detail;
+};
+
+static int report_opt(void *ctx, int key, const char *arg)
 {
-	fprintf(f,
-		"usage: wsr report trace.db [--interval DUR] [--detail] "
-		"[--format text|md|json|junit|html] [--steal-graph dot]\n"
-		"  --interval DUR     schedtrace line interval: 10ms, 500us, 1s, 100000ns (plain\n"
-		"                     numbers are ms); default: about 20 lines over the trace\n"
-		"  --detail           the per-P run queues on each schedtrace line\n"
-		"  --format F         text (default), md, json, junit; html is written by\n"
-		"                     wsr-view: wsr report --format html [-o report.html] trace.db\n"
-		"  --steal-graph dot  the steal graph in Graphviz DOT instead of the report\n"
-		"  -h, --help         this text\n"
-		"  See docs/report.md.\n");
+	struct report_args *a = ctx;
+
+	switch (key) {
+	case OPT_INTERVAL:
+		if (duration_parse(arg, &a->interval) < 0) {
+			fprintf(stderr, "wsr report: error: bad --interval '%s': " DURATION_HINT "\n",
+				arg);
+			return 2;
+		}
+		a->interval_text = arg;
+		break;
+	case OPT_DETAIL:
+		a->detail = true;
+		break;
+	case OPT_FORMAT:
+		a->format = arg;
+		break;
+	case OPT_STEAL_GRAPH:
+		a->graph = arg;
+		break;
+	case 'o':
+		a->out = arg;
+		break;
+	}
+	return 0;
 }
 
-int cmd_report(int argc, char **argv)
+/* The HTML report is wsr-view's: run it with what it needs (docs/viewer.md). */
+static int report_html(const struct report_args *a, const char *path)
 {
-	const char *path = NULL, *format = "text", *graph = NULL;
-	int64_t interval = 0;
-	bool detail = false;
+	char *argv[8];
+	int n = 0;
+
+	argv[n++] = "report";
+	argv[n++] = "--html";
+	if (a->out != NULL) {
+		argv[n++] = "-o";
+		argv[n++] = (char *)a->out;
+	}
+	if (a->interval_text != NULL) {
+		argv[n++] = "--interval";
+		argv[n++] = (char *)a->interval_text;
+	}
+	argv[n++] = (char *)path;
+	argv[n] = NULL;
+	return cli_exec_sibling("wsr report", "view", argv);
+}
+
+/* Writes the report of PATH as A says, on F (NULL: A->out or stdout); the exit status. */
+static int report_write(const char *path, const struct report_args *a, enum fmt fm, FILE *f)
+{
 	struct wsr_err err;
 	struct report r = {0};
 	struct metrics *m = NULL;
+	struct out_file of = {0};
 	sqlite3 *db = NULL;
-	int ret = 1, c;
+	int ret = 1;
 
 	err_init(&err);
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", report_options, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			report_usage(stdout);
-			return 0;
-		case 'd':
-			detail = true;
-			break;
-		case 'i':
-			if (parse_duration_ns(optarg, &interval) < 0) {
-				fprintf(stderr,
-					"wsr report: error: bad --interval '%s' (e.g. 10ms)\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'f':
-			format = optarg;
-			break;
-		case 's':
-			graph = optarg;
-			break;
-		default:
-			err_option("wsr report", c, argv[optind - 1], stderr);
-			report_usage(stderr);
-			return 2;
-		}
-	}
-	for (; optind < argc; optind++) {
-		if (path == NULL) {
-			path = argv[optind];
-		} else {
-			fprintf(stderr, "wsr report: error: unexpected argument '%s'\n",
-				argv[optind]);
-			return 2;
-		}
-	}
-	enum fmt fm;
-	if (strcmp(format, "text") == 0)
-		fm = F_TEXT;
-	else if (strcmp(format, "md") == 0 || strcmp(format, "markdown") == 0)
-		fm = F_MD;
-	else if (strcmp(format, "json") == 0)
-		fm = F_JSON;
-	else if (strcmp(format, "junit") == 0)
-		fm = F_JUNIT;
-	else {
-		fprintf(stderr,
-			"wsr report: error: unknown format '%s' (text, md, json, junit; html "
-			"is rendered by wsr-view)\n",
-			format);
-		return 2;
-	}
-	if (graph != NULL && strcmp(graph, "dot") != 0) {
-		fprintf(stderr, "wsr report: error: unknown steal graph format '%s' (dot)\n",
-			graph);
-		return 2;
-	}
-	if (path == NULL) {
-		report_usage(stderr);
-		return 2;
-	}
 	m = calloc(1, sizeof(*m));
 	if (m == NULL) {
 		fprintf(stderr, "wsr report: error: out of memory\n");
@@ -790,27 +754,27 @@ int cmd_report(int argc, char **argv)
 	r.db = db;
 	r.m = m;
 	load_run_meta(&r);
-	r.detail = detail;
-	r.interval = interval > 0 ? interval : m->schedtrace_interval_ns;
+	r.detail = a->detail;
+	r.interval = a->interval > 0 ? a->interval : m->schedtrace_interval_ns;
 	r.mark = m->discarded_events + m->discarded_packets > 0 ? "*" : "";
 	r.ndiags = metrics_diagnose(m, r.diags, 16);
-	if (graph != NULL) {
-		if (print_dot(&r, stdout, &err) < 0)
+	if (a->graph == NULL && build_schedtrace(&r, &err) < 0)
+		goto fail;
+	if (f == NULL) {
+		if (out_file_open(&of, a->out, &err) < 0)
 			goto fail;
-		ret = 0;
-		goto out;
+		f = of.f;
 	}
-	if (build_schedtrace(&r, &err) < 0)
-		goto fail;
-	int rc = fm == F_JSON    ? print_json(&r, stdout, &err)
-		 : fm == F_JUNIT ? print_junit(&r, stdout, &err)
-				 : print_text(&r, stdout, fm == F_MD, &err);
-	if (rc < 0)
-		goto fail;
-	if (fflush(stdout) != 0) {
-		err_push(&err, "writing the report: %s", "stdout");
-		goto fail;
+	int rc = a->graph != NULL ? print_dot(&r, f, &err)
+		 : fm == F_JSON	  ? print_json(&r, f, &err)
+		 : fm == F_JUNIT  ? print_junit(&r, f, &err)
+				  : print_text(&r, f, fm == F_MD, &err);
+	if (of.f == NULL && rc == 0 && fflush(f) != 0) {
+		err_push(&err, "writing the report: %s", strerror(errno));
+		rc = -1;
 	}
+	if (out_file_close(&of, rc == 0, &err) < 0 || rc < 0)
+		goto fail;
 	ret = 0;
 	goto out;
 fail:
@@ -824,4 +788,45 @@ out:
 	if (db != NULL)
 		sqlite3_close(db);
 	return ret;
+}
+
+int report_main(const char *path, FILE *f)
+{
+	struct report_args a = {.format = "text"};
+
+	return report_write(path, &a, F_TEXT, f);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_args a = {.format = "text"};
+	const char *path;
+	enum fmt fm = F_TEXT;
+	int ret, first;
+
+	ret = cli_parse(&report_cli, argc, argv, report_opt, &a, &first);
+	if (ret >= 0)
+		return ret;
+	path = argv[first];
+	if (strcmp(a.format, "text") == 0)
+		fm = F_TEXT;
+	else if (strcmp(a.format, "md") == 0 || strcmp(a.format, "markdown") == 0)
+		fm = F_MD;
+	else if (strcmp(a.format, "json") == 0)
+		fm = F_JSON;
+	else if (strcmp(a.format, "junit") == 0)
+		fm = F_JUNIT;
+	else if (strcmp(a.format, "html") == 0 && a.graph == NULL)
+		return report_html(&a, path);
+	else if (strcmp(a.format, "html") != 0) {
+		fprintf(stderr, "wsr report: error: unknown format '%s' (text, md, json, junit, html)\n",
+			a.format);
+		return 2;
+	}
+	if (a.graph != NULL && strcmp(a.graph, "dot") != 0) {
+		fprintf(stderr, "wsr report: error: unknown steal graph format '%s' (dot)\n",
+			a.graph);
+		return 2;
+	}
+	return report_write(path, &a, fm, NULL);
 }

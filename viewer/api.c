@@ -31,6 +31,7 @@
 
 #include "api.h"
 #include "db.h"
+#include "duration.h"
 
 /*
  * The SQL functions a query may call: SQLite's core scalar, aggregate,
@@ -106,26 +107,11 @@ static int ro_authorizer(void *ud, int action, const char *a, const char *b, con
 static int open_db(const char *path, int64_t mmap_bytes, sqlite3 **out, struct wsr_err *err)
 {
 	sqlite3 *db = NULL;
-	sqlite3_stmt *q = NULL;
 	int ret = -1;
 
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
-		err_input(err, "opening %s: %s", path,
-			  db != NULL ? sqlite3_errmsg(db) : "out of memory");
+	/* The analyzer's open: read-only, schema version and meta checked (db.c). */
+	if (db_open_ro(path, &db, err) < 0)
 		goto out;
-	}
-	/* user_version is read before the authorizer goes in: it is a PRAGMA. */
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL) != SQLITE_OK ||
-	    sqlite3_step(q) != SQLITE_ROW) {
-		err_input(err, "%s: not a wsr database: %s", path, sqlite3_errmsg(db));
-		goto out;
-	}
-	if (sqlite3_column_int(q, 0) != WSR_DB_VERSION) {
-		err_input(err, "%s: not a wsr database of schema version %d (user_version %d)", path,
-			  WSR_DB_VERSION, sqlite3_column_int(q, 0));
-		goto out;
-	}
 	if (mmap_bytes > 0) {
 		char sql[64];
 		snprintf(sql, sizeof(sql), "PRAGMA mmap_size = %" PRId64, mmap_bytes);
@@ -167,7 +153,6 @@ static int open_db(const char *path, int64_t mmap_bytes, sqlite3 **out, struct w
 	}
 	ret = 0;
 out:
-	sqlite3_finalize(q);
 	if (ret < 0) {
 		sqlite3_close(db);
 		db = NULL;
@@ -1019,9 +1004,14 @@ int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, str
 		pthread_mutex_unlock(&api->db_lock);
 	} else if (strcmp(name, "schedtrace") == 0) {
 		pthread_mutex_lock(&api->db_lock);
-		if (arg_i64(arg, ctx, "interval_ns", &v) < 0 && default_interval(api, &v) < 0)
-			v = 0;
-		rc = v >= 1000 ? api_schedtrace_json(api, v, out, &err) : 1;
+		/* `interval` in the duration grammar of `wsr report --interval` (duration.c). */
+		const char *iv = arg(ctx, "interval");
+		if (iv != NULL && *iv != '\0')
+			rc = duration_parse(iv, &v) < 0 ? 1 : 0;
+		else
+			rc = default_interval(api, &v) < 0 ? 1 : 0;
+		if (rc == 0)
+			rc = api_schedtrace_json(api, v, out, &err);
 		pthread_mutex_unlock(&api->db_lock);
 		if (rc == 1)
 			goto bad;

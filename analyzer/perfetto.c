@@ -1,5 +1,5 @@
 /*
- * perfetto.c - `wsr-view --perfetto -o FILE trace.db`: the trace as a
+ * perfetto.c - `wsr export --perfetto trace.db -o FILE`: the trace as a
  * Perfetto protobuf trace (TracePacket / TrackDescriptor / TrackEvent),
  * hand-encoded; ui.perfetto.dev and trace_processor open it.
  *
@@ -25,7 +25,9 @@
  *   - Flow id k + 1 belongs to the steal with rowid k: its flow_ids end sits
  *     on the victim track, its terminating_flow_ids end on the thief track.
  *   - One packet sequence (id 1); the first packet clears incremental state.
- *   - All or nothing: FILE.tmp, then rename.
+ *   - All or nothing: FILE.tmp, then rename (outfile.c).
+ *   - In the analyzer library: `wsr export` needs no viewer (and wsr-view
+ *     --perfetto calls the same perfetto_write()).
  * Concurrency: single-threaded.
  */
 #include "config.h"
@@ -37,6 +39,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
+#include "cmd.h"
+#include "db.h"
+#include "outfile.h"
 #include "perfetto.h"
 #include "sbuf.h"
 
@@ -344,7 +350,8 @@ int perfetto_write(sqlite3 *db, const char *path, struct wsr_err *err)
 	struct cursor *cur = NULL;
 	int64_t *ps = NULL, *ms = NULL;
 	size_t nps = 0, nms = 0, ncur = 0;
-	char *tmp = NULL, name[64];
+	struct out_file of = {0};
+	char name[64];
 	int ret = -1;
 
 	sb_init(&w.pkt);
@@ -358,16 +365,13 @@ int perfetto_write(sqlite3 *db, const char *path, struct wsr_err *err)
 		err) < 0)
 		goto out;
 	cur = calloc(nps + nms + 2, sizeof(*cur));
-	if (cur == NULL || asprintf(&tmp, "%s.tmp", path) < 0) {
-		tmp = NULL;
+	if (cur == NULL) {
 		err_push(err, "out of memory");
 		goto out;
 	}
-	w.f = fopen(tmp, "wb");
-	if (w.f == NULL) {
-		err_push(err, "creating %s: %s", tmp, strerror(errno));
+	if (out_file_open(&of, path, err) < 0)
 		goto out;
-	}
+	w.f = of.f;
 	track(&w, ROOT_UUID, 0, "wsr", 0, 0);
 	for (size_t i = 0; i < nps; i++) {
 		snprintf(name, sizeof(name), "P%" PRId64, ps[i]);
@@ -440,16 +444,9 @@ int perfetto_write(sqlite3 *db, const char *path, struct wsr_err *err)
 		err_push(err, "out of memory");
 		goto out;
 	}
-	if (ferror(w.f) || fclose(w.f) != 0) {
-		w.f = NULL;
-		err_push(err, "writing %s: %s", tmp, strerror(errno));
-		goto out;
-	}
 	w.f = NULL;
-	if (rename(tmp, path) != 0) {
-		err_push(err, "renaming %s to %s: %s", tmp, path, strerror(errno));
+	if (out_file_close(&of, true, err) < 0)
 		goto out;
-	}
 	ret = 0;
 	goto out;
 db_fail:
@@ -457,11 +454,7 @@ db_fail:
 out:
 	for (size_t i = 0; cur != NULL && i < ncur + 1 && i < nps + nms + 2; i++)
 		sqlite3_finalize(cur[i].q);
-	if (w.f != NULL)
-		fclose(w.f);
-	if (ret < 0 && tmp != NULL)
-		unlink(tmp);
-	free(tmp);
+	out_file_close(&of, false, err);
 	free(cur);
 	free(ps);
 	free(ms);
@@ -469,4 +462,53 @@ out:
 	sb_free(&w.te);
 	sb_free(&w.tmp);
 	return ret;
+}
+
+enum { OPT_PERFETTO = CLI_LONG };
+
+static const struct cli_opt export_opts[] = {
+	{"perfetto", OPT_PERFETTO, NULL, "Perfetto's protobuf trace format (the only one, and the default)"},
+	{"output", 'o', "FILE", "the file to write (through FILE.tmp, then renamed)"},
+	{NULL, 0, NULL, NULL},
+};
+
+static const struct cli export_cli = {
+	.prog = "wsr export",
+	.synopsis = "wsr export [--perfetto] trace.db -o FILE",
+	.about = "The trace database as a Perfetto trace: P and M tracks, G slices, steal\n"
+		 "arrows, counters; open it in ui.perfetto.dev (see wsr-export(1)).",
+	.opts = export_opts,
+	.min_args = 1,
+	.max_args = 1,
+};
+
+static int export_opt(void *ctx, int key, const char *arg)
+{
+	if (key == 'o')
+		*(const char **)ctx = arg;
+	return 0;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	const char *out = NULL;
+	struct wsr_err err;
+	sqlite3 *db = NULL;
+	int first, rc = cli_parse(&export_cli, argc, argv, export_opt, &out, &first);
+
+	if (rc >= 0)
+		return rc;
+	if (out == NULL) {
+		fprintf(stderr, "wsr export: error: no output file: -o FILE\n");
+		cli_help(&export_cli, stderr);
+		return 2;
+	}
+	err_init(&err);
+	rc = db_open_ro(argv[first], &db, &err) < 0 || perfetto_write(db, out, &err) < 0;
+	sqlite3_close(db);
+	if (rc != 0) {
+		err_print(&err, "wsr export", stderr);
+		return err.exit_code;
+	}
+	return 0;
 }
