@@ -172,47 +172,62 @@ static int done(sqlite3 *db, sqlite3_stmt *st, int rc, struct wsr_err *err)
 	return 0;
 }
 
-static int64_t meta_i(sqlite3 *db, const char *key, int64_t dflt)
+/* meta.KEY, or DFLT when absent; an SQLite error is pushed on ERR (checked once after the reads). */
+static int64_t meta_i(sqlite3 *db, const char *key, int64_t dflt, struct wsr_err *err)
 {
 	int64_t v;
 
-	return db_get_meta_int(db, key, &v) == 0 ? v : dflt;
+	return db_meta_read_int(db, key, &v, err) == 1 ? v : dflt;
+}
+
+int metrics_schedtrace_interval(sqlite3 *db, int64_t *ns, struct wsr_err *err)
+{
+	int n0 = err->n;
+
+	*ns = meta_i(db, "schedtrace_interval_ns", 1000000, err);
+	if (*ns <= 0)
+		*ns = 1000000;
+	return err->n > n0 ? -1 : 0;
 }
 
 int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_err *err)
 {
 	sqlite3_stmt *st = NULL;
-	int rc;
+	int rc, n0 = err->n;
 
 	memset(m, 0, sizeof(*m));
 	snprintf(m->path, sizeof(m->path), "%s", path);
-	db_get_meta_text(db, "procname", m->program, sizeof(m->program));
+	db_meta_read_text(db, "procname", m->program, sizeof(m->program), err);
 	if (m->program[0] == '\0') {
 		char tp[512];
-		db_get_meta_text(db, "trace_path", tp, sizeof(tp));
+		db_meta_read_text(db, "trace_path", tp, sizeof(tp), err);
 		size_t l = strlen(tp);
 		while (l > 1 && tp[l - 1] == '/')
 			tp[--l] = '\0';
 		const char *b = strrchr(tp, '/');
 		snprintf(m->program, sizeof(m->program), "%s", b != NULL ? b + 1 : tp);
 	}
-	db_get_meta_text(db, "hostname", m->hostname, sizeof(m->hostname));
-	db_get_meta_text(db, "runtime_version", m->runtime_version, sizeof(m->runtime_version));
-	db_get_meta_text(db, "vpid", m->vpid, sizeof(m->vpid));
-	m->start_ts = meta_i(db, "start_ts", 0);
-	m->end_ts = meta_i(db, "end_ts", 0);
-	m->duration_ns = meta_i(db, "duration_ns", 0);
-	m->gomaxprocs = (int)meta_i(db, "gomaxprocs", 0);
-	m->events = meta_i(db, "events", 0);
-	m->wsr_events = meta_i(db, "wsr_events", 0);
-	m->discarded_events = meta_i(db, "discarded_events", 0);
-	m->discarded_packets = meta_i(db, "discarded_packets", 0);
-	m->discarded_ranges = meta_i(db, "discarded_records", 0);
-	m->gs = meta_i(db, "g_count", 0);
-	m->idle_while_global_ns = meta_i(db, "idle_while_global_ns", 0);
-	m->idle_while_runnable_ns = meta_i(db, "idle_while_runnable_ns", 0);
-	m->spins_found = meta_i(db, "spins_found", 0);
-	m->schedtrace_interval_ns = meta_i(db, "schedtrace_interval_ns", 1000000);
+	db_meta_read_text(db, "hostname", m->hostname, sizeof(m->hostname), err);
+	db_meta_read_text(db, "runtime_version", m->runtime_version, sizeof(m->runtime_version), err);
+	db_meta_read_text(db, "vpid", m->vpid, sizeof(m->vpid), err);
+	m->start_ts = meta_i(db, "start_ts", 0, err);
+	m->end_ts = meta_i(db, "end_ts", 0, err);
+	m->duration_ns = meta_i(db, "duration_ns", 0, err);
+	m->gomaxprocs = (int)meta_i(db, "gomaxprocs", 0, err);
+	m->events = meta_i(db, "events", 0, err);
+	m->wsr_events = meta_i(db, "wsr_events", 0, err);
+	m->discarded_events = meta_i(db, "discarded_events", 0, err);
+	m->discarded_packets = meta_i(db, "discarded_packets", 0, err);
+	m->discarded_ranges = meta_i(db, "discarded_records", 0, err);
+	m->gs = meta_i(db, "g_count", 0, err);
+	m->idle_while_global_ns = meta_i(db, "idle_while_global_ns", 0, err);
+	m->idle_while_runnable_ns = meta_i(db, "idle_while_runnable_ns", 0, err);
+	m->spins_found = meta_i(db, "spins_found", 0, err);
+	metrics_schedtrace_interval(db, &m->schedtrace_interval_ns, err);
+	if (err->n > n0) {
+		err_push(err, "reading meta of %s", path);
+		return -1;
+	}
 	dag_figures_load(db, &m->ws);
 
 	/* Ps. */
@@ -335,12 +350,15 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 
 	/* Latency percentiles: nearest rank over the sorted samples, computed at
 	 * ingestion (meta.latency_*), or here for a database without them. */
-	if (db_get_meta_int(db, "latency_n", &m->latency_n) == 0) {
-		m->latency_p50 = meta_i(db, "latency_p50_ns", 0);
-		m->latency_p90 = meta_i(db, "latency_p90_ns", 0);
-		m->latency_p99 = meta_i(db, "latency_p99_ns", 0);
-		m->latency_max = meta_i(db, "latency_max_ns", 0);
-		return 0;
+	rc = db_meta_read_int(db, "latency_n", &m->latency_n, err);
+	if (rc < 0)
+		return -1;
+	if (rc == 1) {
+		m->latency_p50 = meta_i(db, "latency_p50_ns", 0, err);
+		m->latency_p90 = meta_i(db, "latency_p90_ns", 0, err);
+		m->latency_p99 = meta_i(db, "latency_p99_ns", 0, err);
+		m->latency_max = meta_i(db, "latency_max_ns", 0, err);
+		return err->n > n0 ? -1 : 0;
 	}
 	if (prep(db, &st, "SELECT count(*), coalesce(max(latency_ns), 0) FROM sched_latency", err) <
 	    0)

@@ -616,17 +616,19 @@ static int print_dot(struct report *r, FILE *f, struct wsr_err *err)
 		metrics_p_pcts(m, p, v);
 		fprintf(f, "  P%d [label=\"P%d\\n%.0f%% running\"];\n", p, p, v[0]);
 	}
-	if (sqlite3_prepare_v2(r->db, "SELECT max(gs) FROM steal_graph", -1, &st, NULL) ==
-		    SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0)
+	if (db_prepare(r->db, &st, "SELECT max(gs) FROM steal_graph", err) < 0)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0)
 		maxgs = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	if (sqlite3_prepare_v2(r->db,
-			       "SELECT thief, victim, steals, gs FROM steal_graph ORDER BY 1, 2",
-			       -1, &st, NULL) != SQLITE_OK) {
-		err_push(err, "sqlite: %s", sqlite3_errmsg(r->db));
+	if (rc != SQLITE_ROW) {
+		err_push(err, "sqlite: reading steal_graph: %s", sqlite3_errmsg(r->db));
 		return -1;
 	}
+	if (db_prepare(r->db, &st, "SELECT thief, victim, steals, gs FROM steal_graph ORDER BY 1, 2",
+		       err) < 0)
+		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t gs = sqlite3_column_int64(st, 3);
 		fprintf(f,

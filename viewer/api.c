@@ -916,22 +916,6 @@ static int window_args(struct api *api, api_arg_fn arg, void *ctx, int64_t *t0, 
 	return 0;
 }
 
-/* meta.schedtrace_interval_ns, the interval of the schedtrace view. */
-static int default_interval(struct api *api, int64_t *v)
-{
-	sqlite3_stmt *q = NULL;
-	int ret = -1;
-
-	if (sqlite3_prepare_v2(api->db, "SELECT interval_ns FROM trace_info", -1, &q, NULL) ==
-		    SQLITE_OK &&
-	    sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
-		*v = sqlite3_column_int64(q, 0);
-		ret = 0;
-	}
-	sqlite3_finalize(q);
-	return ret;
-}
-
 int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, struct sbuf *out)
 {
 	const struct store *lanes = &api->st; /* or the overview, until the lanes are in */
@@ -1009,7 +993,7 @@ int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, str
 		if (iv != NULL && *iv != '\0')
 			rc = duration_parse(iv, &v) < 0 ? 1 : 0;
 		else
-			rc = default_interval(api, &v) < 0 ? 1 : 0;
+			rc = metrics_schedtrace_interval(api->db, &v, &err);
 		if (rc == 0)
 			rc = api_schedtrace_json(api, v, out, &err);
 		pthread_mutex_unlock(&api->db_lock);

@@ -90,16 +90,10 @@ int html_report_write(struct api *api, const char *path, int64_t interval_ns, st
 		goto out;
 	sb_puts(&data, ",\"schedtrace\":");
 	{
+		/* The report's default (metrics.c), errors included. */
 		int64_t iv = interval_ns;
-		sqlite3_stmt *q = NULL;
-		if (iv <= 0 &&
-		    sqlite3_prepare_v2(api->db, "SELECT interval_ns FROM trace_info", -1, &q, NULL) ==
-			    SQLITE_OK &&
-		    sqlite3_step(q) == SQLITE_ROW)
-			iv = sqlite3_column_int64(q, 0);
-		sqlite3_finalize(q);
-		if (iv <= 0)
-			iv = api->st.duration_ns / 50 + 1;
+		if (iv <= 0 && metrics_schedtrace_interval(api->db, &iv, err) < 0)
+			goto out;
 		if (api_schedtrace_json(api, iv, &data, err) < 0)
 			goto out;
 	}
