@@ -92,8 +92,8 @@ int cli_parse(const struct cli *cli, int argc, char **argv, cli_fn fn, void *ctx
 
 		if (n == CLI_MAX_OPTS || o->key == CLI_HELP_KEY || o->key <= 0)
 			abort(); /* a table this parser cannot hold: a programming error */
-		lopts[n] = (struct option){o->name, o->arg != NULL ? required_argument : no_argument,
-					   NULL, o->key};
+		lopts[n] = (struct option){
+			o->name, o->arg != NULL ? required_argument : no_argument, NULL, o->key};
 		if (o->key < CLI_LONG) {
 			sopts[k++] = (char)o->key;
 			if (o->arg != NULL)

@@ -25,20 +25,20 @@
 
 struct cli_opt {
 	const char *name; /* long name, without "--" */
-	int key;	  /* the short option's letter, or CLI_LONG + n for a long-only one */
+	int key;          /* the short option's letter, or CLI_LONG + n for a long-only one */
 	const char *arg;  /* the argument's name in --help and the man page; NULL: none */
 	const char *help; /* what it does; '\n' starts a continuation line */
 };
 
 struct cli {
-	const char *prog;	    /* "wsr report": the prefix of every message */
-	const char *synopsis;	    /* the usage line(s) after "usage: " */
-	const char *about;	    /* a paragraph after the synopsis, or NULL */
-	const char *epilog;	    /* a paragraph after the options, or NULL */
-	const struct cli_opt *opts; /* ends with a NULL name; --help is added */
-	bool in_order;		    /* options end at the first operand */
-	int min_args, max_args;	    /* operands allowed; max_args < 0: any number */
-	const char *missing;	    /* said when fewer than min_args operands, or NULL */
+	const char *prog;            /* "wsr report": the prefix of every message */
+	const char *synopsis;        /* the usage line(s) after "usage: " */
+	const char *about;           /* a paragraph after the synopsis, or NULL */
+	const char *epilog;          /* a paragraph after the options, or NULL */
+	const struct cli_opt *opts;  /* ends with a NULL name; --help is added */
+	bool in_order;               /* options end at the first operand */
+	int min_args, max_args;      /* operands allowed; max_args < 0: any number */
+	const char *missing;         /* said when fewer than min_args operands, or NULL */
 	void (*help_extra)(FILE *f); /* printed after --help's text (e.g. the metrics) */
 };
 

@@ -55,6 +55,7 @@ int duration_parse(const char *s, int64_t *ns)
 		const char *unit;
 		double mul;
 	} units[] = {{"", 1e6}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+
 	size_t len;
 	char *end;
 	double v;

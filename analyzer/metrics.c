@@ -153,15 +153,6 @@ int metric_value(const struct metrics *m, const char *name, double *v)
 	return -1;
 }
 
-static int prep(sqlite3 *db, sqlite3_stmt **st, const char *sql, struct wsr_err *err)
-{
-	if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK) {
-		err_push(err, "sqlite: %s (in \"%.50s...\")", sqlite3_errmsg(db), sql);
-		return -1;
-	}
-	return 0;
-}
-
 static int done(sqlite3 *db, sqlite3_stmt *st, int rc, struct wsr_err *err)
 {
 	sqlite3_finalize(st);
@@ -208,7 +199,8 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 		snprintf(m->program, sizeof(m->program), "%s", b != NULL ? b + 1 : tp);
 	}
 	db_meta_read_text(db, "hostname", m->hostname, sizeof(m->hostname), err);
-	db_meta_read_text(db, "runtime_version", m->runtime_version, sizeof(m->runtime_version), err);
+	db_meta_read_text(db, "runtime_version", m->runtime_version, sizeof(m->runtime_version),
+			  err);
 	db_meta_read_text(db, "vpid", m->vpid, sizeof(m->vpid), err);
 	m->start_ts = meta_i(db, "start_ts", 0, err);
 	m->end_ts = meta_i(db, "end_ts", 0, err);
@@ -232,8 +224,9 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 
 	/* Ps. */
 	/* runs: every g_run; schedticks: those with inherit = 0. */
-	if (prep(db, &st, "SELECT p, schedticks, run_ns, runnext_runs, runs FROM p ORDER BY p",
-		 err) < 0)
+	if (db_prepare(db, &st,
+		       "SELECT p, schedticks, run_ns, runnext_runs, runs FROM p ORDER BY p",
+		       err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int p = sqlite3_column_int(st, 0);
@@ -253,8 +246,9 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 	if (m->gomaxprocs > 0 && m->np < m->gomaxprocs && m->gomaxprocs <= METRICS_MAX_P)
 		m->np = m->gomaxprocs;
 
-	if (prep(db, &st, "SELECT p, state, sum(end_ts - start_ts) FROM p_state GROUP BY p, state",
-		 err) < 0)
+	if (db_prepare(db, &st,
+		       "SELECT p, state, sum(end_ts - start_ts) FROM p_state GROUP BY p, state",
+		       err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int p = sqlite3_column_int(st, 0);
@@ -280,8 +274,8 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 	}
 
 	/* Steals, spills, global gets. */
-	if (prep(db, &st, "SELECT thief, victim, count(*), sum(n) FROM steals GROUP BY 1, 2", err) <
-	    0)
+	if (db_prepare(db, &st, "SELECT thief, victim, count(*), sum(n) FROM steals GROUP BY 1, 2",
+		       err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int t = sqlite3_column_int(st, 0), v = sqlite3_column_int(st, 1);
@@ -299,10 +293,10 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 	}
 	if (done(db, st, rc, err) < 0)
 		return -1;
-	if (prep(db, &st,
-		 "SELECT p, count(*), sum(n), 0 FROM spills GROUP BY p UNION ALL "
-		 "SELECT p, count(*), sum(n), 1 FROM global_gets GROUP BY p",
-		 err) < 0)
+	if (db_prepare(db, &st,
+		       "SELECT p, count(*), sum(n), 0 FROM spills GROUP BY p UNION ALL "
+		       "SELECT p, count(*), sum(n), 1 FROM global_gets GROUP BY p",
+		       err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int p = sqlite3_column_int(st, 0);
@@ -329,11 +323,12 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 		return -1;
 
 	/* Ms and spinning. */
-	if (prep(db, &st,
-		 "SELECT (SELECT count(*) FROM m), (SELECT coalesce(sum(end_ts - start_ts), 0) "
-		 "FROM m_state WHERE state = 'spinning'), (SELECT coalesce(sum(n), 0) FROM "
-		 "event_counts WHERE name = 'spin_stop')",
-		 err) < 0)
+	if (db_prepare(
+		    db, &st,
+		    "SELECT (SELECT count(*) FROM m), (SELECT coalesce(sum(end_ts - start_ts), 0) "
+		    "FROM m_state WHERE state = 'spinning'), (SELECT coalesce(sum(n), 0) FROM "
+		    "event_counts WHERE name = 'spin_stop')",
+		    err) < 0)
 		return -1;
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
@@ -360,8 +355,8 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 		m->latency_max = meta_i(db, "latency_max_ns", 0, err);
 		return err->n > n0 ? -1 : 0;
 	}
-	if (prep(db, &st, "SELECT count(*), coalesce(max(latency_ns), 0) FROM sched_latency", err) <
-	    0)
+	if (db_prepare(db, &st, "SELECT count(*), coalesce(max(latency_ns), 0) FROM sched_latency",
+		       err) < 0)
 		return -1;
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
@@ -374,7 +369,7 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 	if (m->latency_n > 0) {
 		int64_t r50 = (m->latency_n * 50 + 99) / 100, r90 = (m->latency_n * 90 + 99) / 100,
 			r99 = (m->latency_n * 99 + 99) / 100;
-		if (prep(db, &st, "SELECT latency_ns FROM sched_latency ORDER BY 1", err) < 0)
+		if (db_prepare(db, &st, "SELECT latency_ns FROM sched_latency ORDER BY 1", err) < 0)
 			return -1;
 		int64_t k = 0;
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -498,7 +493,7 @@ int latency_hist_load(sqlite3 *db, struct latency_hist *h, int (*stop)(void *), 
 	memset(h, 0, sizeof(*h));
 	h->lo = LATENCY_BUCKETS;
 	h->hi = -1;
-	if (prep(db, &st, "SELECT latency_ns, source FROM sched_latency", err) < 0)
+	if (db_prepare(db, &st, "SELECT latency_ns, source FROM sched_latency", err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t v = sqlite3_column_int64(st, 0);
@@ -547,7 +542,7 @@ static int st_prepare(sqlite3 *db, const char *ticks, sqlite3_stmt **q, struct w
 		err_push(err, "out of memory");
 		return -1;
 	}
-	ret = prep(db, q, sql, err);
+	ret = db_prepare(db, q, sql, err);
 	sqlite3_free(sql);
 	return ret;
 }
@@ -672,20 +667,22 @@ int schedtrace_detail(sqlite3 *db, const struct schedtrace_row *r, char *buf, si
 	int64_t ts = r->ts;
 	int ret = -1, rc;
 
-	if (prep(db, &ps,
-		 "SELECT state, m FROM p_state WHERE p = ? AND start_ts <= ? ORDER BY start_ts DESC "
-		 "LIMIT 1",
-		 err) < 0 ||
-	    prep(db, &ms,
-		 "SELECT m.m, (SELECT state FROM m_state s WHERE s.m = m.m AND s.start_ts <= ?1 "
-		 "ORDER BY s.start_ts DESC LIMIT 1), (SELECT p FROM m_state s WHERE s.m = m.m AND "
-		 "s.start_ts <= ?1 ORDER BY s.start_ts DESC LIMIT 1) FROM m WHERE m.created_ts <= "
-		 "?1 ORDER BY m.m",
-		 err) < 0 ||
-	    prep(db, &cur,
-		 "SELECT name, g FROM events WHERE ts <= ? AND m = ? AND name IN ('g_run', "
-		 "'g_stop') ORDER BY ts DESC, id DESC LIMIT 1",
-		 err) < 0)
+	if (db_prepare(
+		    db, &ps,
+		    "SELECT state, m FROM p_state WHERE p = ? AND start_ts <= ? ORDER BY start_ts DESC "
+		    "LIMIT 1",
+		    err) < 0 ||
+	    db_prepare(
+		    db, &ms,
+		    "SELECT m.m, (SELECT state FROM m_state s WHERE s.m = m.m AND s.start_ts <= ?1 "
+		    "ORDER BY s.start_ts DESC LIMIT 1), (SELECT p FROM m_state s WHERE s.m = m.m AND "
+		    "s.start_ts <= ?1 ORDER BY s.start_ts DESC LIMIT 1) FROM m WHERE m.created_ts <= "
+		    "?1 ORDER BY m.m",
+		    err) < 0 ||
+	    db_prepare(db, &cur,
+		       "SELECT name, g FROM events WHERE ts <= ? AND m = ? AND name IN ('g_run', "
+		       "'g_stop') ORDER BY ts DESC, id DESC LIMIT 1",
+		       err) < 0)
 		goto out;
 	for (int p = 0; p < r->np; p++) {
 		const char *state = "idle";

@@ -120,6 +120,7 @@ struct schedtrace_row {
 	int np; /* entries of runq and schedticks (the rows of table p) */
 	int64_t runq[METRICS_MAX_P], schedticks[METRICS_MAX_P];
 };
+
 /* The default schedtrace interval (meta.schedtrace_interval_ns, else 1 ms): the
  * report's, the HTML report's and the viewer's. 0, or -1 on an SQLite error. */
 int metrics_schedtrace_interval(sqlite3 *db, int64_t *ns, struct wsr_err *err);

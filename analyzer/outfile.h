@@ -15,9 +15,9 @@
 #include "err.h"
 
 struct out_file {
-	FILE *f;	  /* write here */
+	FILE *f;          /* write here */
 	const char *path; /* NULL: stdout */
-	char *tmp;	  /* PATH.tmp while open */
+	char *tmp;        /* PATH.tmp while open */
 };
 
 /* Opens PATH.tmp (PATH NULL or "-": stdout); 0, or -1 with the cause in err. */

@@ -71,13 +71,18 @@ enum {
 	DA_NAME = 10,
 };
 
-enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
+enum {
+	TYPE_SLICE_BEGIN = 1,
+	TYPE_SLICE_END = 2,
+	TYPE_INSTANT = 3,
+	TYPE_COUNTER = 4
+};
 
-#define ROOT_UUID         1
-#define P_UUID(p)         (0x100000ULL + (uint64_t)(p))
-#define M_UUID(m)         (0x200000ULL + (uint64_t)(m))
-#define COUNTER_UUID(k)   (0x300000ULL + (uint64_t)(k))
-#define NCOUNTERS         4
+#define ROOT_UUID       1
+#define P_UUID(p)       (0x100000ULL + (uint64_t)(p))
+#define M_UUID(m)       (0x200000ULL + (uint64_t)(m))
+#define COUNTER_UUID(k) (0x300000ULL + (uint64_t)(k))
+#define NCOUNTERS       4
 
 static const char *const counter_names[NCOUNTERS] = {"idle_ps", "spinning_ms", "runnable_gs",
 						     "global_len"};
@@ -192,7 +197,12 @@ static void debug_int(struct writer *w, const char *name, int64_t v)
 	pb_bytes(&w->te, TE_DEBUG, w->tmp.buf, w->tmp.len);
 }
 
-enum cur_kind { CUR_P, CUR_M, CUR_COUNTERS, CUR_STEALS };
+enum cur_kind {
+	CUR_P,
+	CUR_M,
+	CUR_COUNTERS,
+	CUR_STEALS
+};
 
 struct cursor {
 	enum cur_kind kind;
@@ -325,8 +335,7 @@ static int ids(sqlite3 *db, const char *sql, int64_t **out, size_t *n, struct ws
 
 	*out = NULL;
 	*n = 0;
-	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
-		err_push(err, "preparing %s: %s", sql, sqlite3_errmsg(db));
+	if (db_prepare(db, &q, sql, err) < 0) {
 		return -1;
 	}
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -378,11 +387,11 @@ int perfetto_write(sqlite3 *db, const char *path, struct wsr_err *err)
 		track(&w, P_UUID(ps[i]), ROOT_UUID, name, (int)i, 0);
 		cur[ncur].kind = CUR_P;
 		cur[ncur].id = ps[i];
-		if (sqlite3_prepare_v2(db,
-				       "SELECT start_ts, end_ts, g FROM g_state "
-				       "WHERE p = ?1 AND state = 'running' ORDER BY start_ts",
-				       -1, &cur[ncur].q, NULL) != SQLITE_OK)
-			goto db_fail;
+		if (db_prepare(db, &cur[ncur].q,
+			       "SELECT start_ts, end_ts, g FROM g_state "
+			       "WHERE p = ?1 AND state = 'running' ORDER BY start_ts",
+			       err) < 0)
+			goto out;
 		sqlite3_bind_int64(cur[ncur].q, 1, ps[i]);
 		ncur++;
 	}
@@ -393,26 +402,26 @@ int perfetto_write(sqlite3 *db, const char *path, struct wsr_err *err)
 		track(&w, M_UUID(ms[i]), ROOT_UUID, name, 2000 + (int)i, 0);
 		cur[ncur].kind = CUR_M;
 		cur[ncur].id = ms[i];
-		if (sqlite3_prepare_v2(db,
-				       "SELECT start_ts, end_ts, state FROM m_state "
-				       "WHERE m = ?1 ORDER BY start_ts",
-				       -1, &cur[ncur].q, NULL) != SQLITE_OK)
-			goto db_fail;
+		if (db_prepare(db, &cur[ncur].q,
+			       "SELECT start_ts, end_ts, state FROM m_state "
+			       "WHERE m = ?1 ORDER BY start_ts",
+			       err) < 0)
+			goto out;
 		sqlite3_bind_int64(cur[ncur].q, 1, ms[i]);
 		ncur++;
 	}
 	cur[ncur].kind = CUR_COUNTERS;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT ts, idle_ps, spinning_ms, runnable_gs, global_len "
-			       "FROM counters ORDER BY ts",
-			       -1, &cur[ncur].q, NULL) != SQLITE_OK)
-		goto db_fail;
+	if (db_prepare(db, &cur[ncur].q,
+		       "SELECT ts, idle_ps, spinning_ms, runnable_gs, global_len "
+		       "FROM counters ORDER BY ts",
+		       err) < 0)
+		goto out;
 	ncur++;
 	cur[ncur].kind = CUR_STEALS;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT ts, thief, victim, n, rowid FROM steals ORDER BY ts, rowid",
-			       -1, &cur[ncur].q, NULL) != SQLITE_OK)
-		goto db_fail;
+	if (db_prepare(db, &cur[ncur].q,
+		       "SELECT ts, thief, victim, n, rowid FROM steals ORDER BY ts, rowid",
+		       err) < 0)
+		goto out;
 	ncur++;
 	for (size_t i = 0; i < ncur; i++)
 		if (cursor_next(db, &cur[i], err) < 0)
@@ -448,9 +457,6 @@ int perfetto_write(sqlite3 *db, const char *path, struct wsr_err *err)
 	if (out_file_close(&of, true, err) < 0)
 		goto out;
 	ret = 0;
-	goto out;
-db_fail:
-	err_push(err, "preparing the export queries: %s", sqlite3_errmsg(db));
 out:
 	for (size_t i = 0; cur != NULL && i < ncur + 1 && i < nps + nms + 2; i++)
 		sqlite3_finalize(cur[i].q);
@@ -464,10 +470,13 @@ out:
 	return ret;
 }
 
-enum { OPT_PERFETTO = CLI_LONG };
+enum {
+	OPT_PERFETTO = CLI_LONG
+};
 
 static const struct cli_opt export_opts[] = {
-	{"perfetto", OPT_PERFETTO, NULL, "Perfetto's protobuf trace format (the only one, and the default)"},
+	{"perfetto", OPT_PERFETTO, NULL,
+	 "Perfetto's protobuf trace format (the only one, and the default)"},
 	{"output", 'o', "FILE", "the file to write (through FILE.tmp, then renamed)"},
 	{NULL, 0, NULL, NULL},
 };

@@ -29,14 +29,14 @@
 
 #include <sqlite3.h>
 
+#include "cli.h"
 #include "cmd.h"
 #include "dag.h"
 #include "db.h"
+#include "duration.h"
 #include "metrics.h"
-#include "cli.h"
 #include "outfile.h"
 #include "sbuf.h"
-#include "duration.h"
 
 enum fmt {
 	F_TEXT,
@@ -123,20 +123,22 @@ static void describe_exit(struct report *r)
 }
 
 /* The figures read from meta that metrics.c does not carry. */
-static void load_run_meta(struct report *r)
+static int load_run_meta(struct report *r, struct wsr_err *err)
 {
 	int64_t v;
+	int n0 = err->n;
 
-	db_get_meta_text(r->db, "command", r->command, sizeof(r->command));
-	r->exit_status = db_get_meta_int(r->db, "exit_status", &v) == 0 ? v : -1;
-	r->exit_signal = db_get_meta_int(r->db, "exit_signal", &v) == 0 ? v : -1;
+	db_meta_read_text(r->db, "command", r->command, sizeof(r->command), err);
+	r->exit_status = db_meta_read_int(r->db, "exit_status", &v, err) == 1 ? v : -1;
+	r->exit_signal = db_meta_read_int(r->db, "exit_signal", &v, err) == 1 ? v : -1;
 	/* A wsr-run.json from before exit_signal: 128 + N is how it said "signal N". */
 	if (r->exit_signal < 0 && r->exit_status > 128 && r->exit_status < 128 + 65)
 		r->exit_signal = r->exit_status - 128;
 	else if (r->exit_signal < 0 && r->exit_status >= 0)
 		r->exit_signal = 0;
-	r->init_missing = db_get_meta_int(r->db, "init_missing", &v) == 0 && v != 0;
+	r->init_missing = db_meta_read_int(r->db, "init_missing", &v, err) == 1 && v != 0;
 	describe_exit(r);
+	return err->n > n0 ? -1 : 0;
 }
 
 /* The SCHED lines: the rows of sql/schedtrace.sql at r->interval (metrics.h). */
@@ -201,11 +203,10 @@ static int print_discarded(struct report *r, FILE *f, bool md, struct wsr_err *e
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (sqlite3_prepare_v2(r->db,
-			       "SELECT kind, stream, cpu, begin_ts, end_ts, count FROM discarded "
-			       "ORDER BY coalesce(begin_ts, 0) LIMIT 20",
-			       -1, &st, NULL) != SQLITE_OK) {
-		err_push(err, "sqlite: %s", sqlite3_errmsg(r->db));
+	if (db_prepare(
+		    r->db, &st,
+		    "SELECT kind, stream, cpu, begin_ts, end_ts, count FROM discarded ORDER BY coalesce(begin_ts, 0) LIMIT 20",
+		    err) < 0) {
 		return -1;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -249,9 +250,7 @@ static struct cell *steal_matrix(struct report *r, struct wsr_err *err)
 		err_push(err, "out of memory");
 		return NULL;
 	}
-	if (sqlite3_prepare_v2(r->db, "SELECT thief, victim, steals, gs FROM steal_graph", -1, &st,
-			       NULL) != SQLITE_OK) {
-		err_push(err, "sqlite: %s", sqlite3_errmsg(r->db));
+	if (db_prepare(r->db, &st, "SELECT thief, victim, steals, gs FROM steal_graph", err) < 0) {
 		free(mx);
 		return NULL;
 	}
@@ -483,10 +482,9 @@ static int print_json(struct report *r, FILE *f, struct wsr_err *err)
 		json_fputs(f, r->lines[i]);
 	}
 	fprintf(f, "\n  ],\n  \"steal_matrix\": [");
-	if (sqlite3_prepare_v2(r->db,
-			       "SELECT thief, victim, steals, gs FROM steal_graph ORDER BY 1, 2",
-			       -1, &st, NULL) != SQLITE_OK) {
-		err_push(err, "sqlite: %s", sqlite3_errmsg(r->db));
+	if (db_prepare(r->db, &st,
+		       "SELECT thief, victim, steals, gs FROM steal_graph ORDER BY 1, 2",
+		       err) < 0) {
 		return -1;
 	}
 	int k = 0;
@@ -502,10 +500,9 @@ static int print_json(struct report *r, FILE *f, struct wsr_err *err)
 		return -1;
 	}
 	fprintf(f, "\n  ],\n  \"discarded\": [");
-	if (sqlite3_prepare_v2(r->db,
-			       "SELECT kind, stream, cpu, begin_ts, end_ts, count FROM discarded",
-			       -1, &st, NULL) != SQLITE_OK) {
-		err_push(err, "sqlite: %s", sqlite3_errmsg(r->db));
+	if (db_prepare(r->db, &st,
+		       "SELECT kind, stream, cpu, begin_ts, end_ts, count FROM discarded",
+		       err) < 0) {
 		return -1;
 	}
 	k = 0;
@@ -626,8 +623,8 @@ static int print_dot(struct report *r, FILE *f, struct wsr_err *err)
 		err_push(err, "sqlite: reading steal_graph: %s", sqlite3_errmsg(r->db));
 		return -1;
 	}
-	if (db_prepare(r->db, &st, "SELECT thief, victim, steals, gs FROM steal_graph ORDER BY 1, 2",
-		       err) < 0)
+	if (db_prepare(r->db, &st,
+		       "SELECT thief, victim, steals, gs FROM steal_graph ORDER BY 1, 2", err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t gs = sqlite3_column_int64(st, 3);
@@ -692,8 +689,8 @@ static int report_opt(void *ctx, int key, const char *arg)
 	switch (key) {
 	case OPT_INTERVAL:
 		if (duration_parse(arg, &a->interval) < 0) {
-			fprintf(stderr, "wsr report: error: bad --interval '%s': " DURATION_HINT "\n",
-				arg);
+			fprintf(stderr,
+				"wsr report: error: bad --interval '%s': " DURATION_HINT "\n", arg);
 			return 2;
 		}
 		a->interval_text = arg;
@@ -755,7 +752,8 @@ static int report_write(const char *path, const struct report_args *a, enum fmt 
 		goto fail;
 	r.db = db;
 	r.m = m;
-	load_run_meta(&r);
+	if (load_run_meta(&r, &err) < 0)
+		goto fail;
 	r.detail = a->detail;
 	r.interval = a->interval > 0 ? a->interval : m->schedtrace_interval_ns;
 	r.mark = m->discarded_events + m->discarded_packets > 0 ? "*" : "";
@@ -768,7 +766,7 @@ static int report_write(const char *path, const struct report_args *a, enum fmt 
 		f = of.f;
 	}
 	int rc = a->graph != NULL ? print_dot(&r, f, &err)
-		 : fm == F_JSON	  ? print_json(&r, f, &err)
+		 : fm == F_JSON   ? print_json(&r, f, &err)
 		 : fm == F_JUNIT  ? print_junit(&r, f, &err)
 				  : print_text(&r, f, fm == F_MD, &err);
 	if (of.f == NULL && rc == 0 && fflush(f) != 0) {
@@ -821,7 +819,8 @@ int cmd_report(int argc, char **argv)
 	else if (strcmp(a.format, "html") == 0 && a.graph == NULL)
 		return report_html(&a, path);
 	else if (strcmp(a.format, "html") != 0) {
-		fprintf(stderr, "wsr report: error: unknown format '%s' (text, md, json, junit, html)\n",
+		fprintf(stderr,
+			"wsr report: error: unknown format '%s' (text, md, json, junit, html)\n",
 			a.format);
 		return 2;
 	}

@@ -57,8 +57,9 @@ struct point {
 };
 
 static const struct cli_opt scale_opts[] = {
-	{"out", 'o', "DIR", "where the runs and the plots go (default\n"
-			    "./wsr-scale-PROGRAM-YYYYMMDD-HHMMSS)"},
+	{"out", 'o', "DIR",
+	 "where the runs and the plots go (default\n"
+	 "./wsr-scale-PROGRAM-YYYYMMDD-HHMMSS)"},
 	{"max-procs", 'n', "N", "the largest WSRMAXPROCS (default: twice the CPUs, at least 4)"},
 	{NULL, 0, NULL, NULL},
 };

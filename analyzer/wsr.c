@@ -47,7 +47,9 @@ static void list_subcommands(FILE *f)
 		fprintf(f, "  %-8s %s\n", subcommands[i].name, subcommands[i].what);
 }
 
-enum { OPT_VERSION = CLI_LONG };
+enum {
+	OPT_VERSION = CLI_LONG
+};
 
 static const struct cli_opt wsr_opts[] = {
 	{"version", OPT_VERSION, NULL, "print wsr's version"},

@@ -78,7 +78,8 @@ int html_report_write(struct api *api, const char *path, int64_t interval_ns, st
 		goto out;
 	sb_printf(&data, "{\"static\":true,\"px\":%d,\"generator\":\"wsr-view %s\",\"info\":",
 		  HTML_REPORT_PX, WSR_VERSION);
-	api_info_json(api, &data);
+	if (api_info_json(api, &data, err) < 0)
+		goto out;
 	sb_puts(&data, ",\"timeline\":");
 	store_timeline_json(&api->st, 0, api->st.duration_ns, HTML_REPORT_PX, &data);
 	sb_puts(&data, ",\"counters\":");

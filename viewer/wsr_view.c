@@ -96,9 +96,11 @@ enum {
 
 static const struct cli_opt view_opts[] = {
 	{"port", OPT_PORT, "N", "serve on 127.0.0.1:N (default: a free port)"},
-	{"html", OPT_HTML, NULL, "write the HTML report instead (what `wsr report --format html` runs)"},
+	{"html", OPT_HTML, NULL,
+	 "write the HTML report instead (what `wsr report --format html` runs)"},
 	{"perfetto", OPT_PERFETTO, NULL, "write the Perfetto export instead (as `wsr export`)"},
-	{"output", 'o', "FILE", "with --html or --perfetto: the file to write (--html: default stdout)"},
+	{"output", 'o', "FILE",
+	 "with --html or --perfetto: the file to write (--html: default stdout)"},
 	{"interval", OPT_INTERVAL, "DUR",
 	 "with --html: the schedtrace table's interval, as `wsr report\n"
 	 "--interval` (10ms, 500us; a bare number is ms)"},
@@ -117,7 +119,12 @@ static const struct cli view_cli = {
 };
 
 struct view_args {
-	enum { SERVE, HTML, PERFETTO } mode;
+	enum {
+		SERVE,
+		HTML,
+		PERFETTO
+	} mode;
+
 	const char *out;
 	long port;
 	int64_t interval;
@@ -148,7 +155,8 @@ static int view_opt(void *ctx, int key, const char *arg)
 		break;
 	case OPT_INTERVAL:
 		if (duration_parse(arg, &a->interval) < 0) {
-			fprintf(stderr, "%s: error: bad --interval '%s': " DURATION_HINT "\n", prog, arg);
+			fprintf(stderr, "%s: error: bad --interval '%s': " DURATION_HINT "\n", prog,
+				arg);
 			return 2;
 		}
 		break;

@@ -87,8 +87,10 @@ static const struct cli_opt run_opts[] = {
 	{"out", 'o', "DIR",
 	 "trace directory (default ./wsr-traces/PROGRAM-YYYYMMDD-HHMMSS);\n"
 	 "must not exist or be empty"},
-	{"lossless", OPT_LOSSLESS, NULL, "blocking mode: nothing is discarded, PROGRAM waits for the consumer"},
-	{"subbuf-size", OPT_SUBBUF_SIZE, "SIZE", "sub-buffer size, e.g. 4M (default), 256k; a power of two"},
+	{"lossless", OPT_LOSSLESS, NULL,
+	 "blocking mode: nothing is discarded, PROGRAM waits for the consumer"},
+	{"subbuf-size", OPT_SUBBUF_SIZE, "SIZE",
+	 "sub-buffer size, e.g. 4M (default), 256k; a power of two"},
 	{"num-subbuf", OPT_NUM_SUBBUF, "N", "sub-buffers per CPU (default 8); a power of two"},
 	{"no-ingest", OPT_NO_INGEST, NULL,
 	 "only record: print the trace path and what its packet indexes\n"
@@ -103,8 +105,9 @@ static const struct cli run_cli = {
 		    "               -- PROGRAM [ARGS...]",
 	.about = "Records a trace of PROGRAM's scheduler events (LTTng provider `wsr`), then\n"
 		 "ingests it (DIR/trace.db) and prints the report (see wsr-run(1)).",
-	.epilog = "The report (or the summary) goes to stderr; stdout is PROGRAM's.\n"
-		  "Exit status: PROGRAM's (128+N if killed by signal N); 1 if recording failed; 2 usage.",
+	.epilog =
+		"The report (or the summary) goes to stderr; stdout is PROGRAM's.\n"
+		"Exit status: PROGRAM's (128+N if killed by signal N); 1 if recording failed; 2 usage.",
 	.opts = run_opts,
 	.in_order = true, /* options end at PROGRAM, whose own options are its own */
 	.min_args = 1,
@@ -442,7 +445,8 @@ static int run_opt(void *ctx, int key, const char *arg)
 		if (parse_size(arg, &a->opts.num_subbuf) != 0 || !is_pow2(a->opts.num_subbuf) ||
 		    a->opts.num_subbuf < 2) {
 			fprintf(stderr,
-				PREFIX ": error: --num-subbuf '%s': want a power of two >= 2, e.g. 8\n",
+				PREFIX
+				": error: --num-subbuf '%s': want a power of two >= 2, e.g. 8\n",
 				arg);
 			return 2;
 		}

@@ -56,9 +56,9 @@ WSR_TEST(duration_range)
 
 WSR_TEST(duration_refuses_everything_else)
 {
-	static const char *bad[] = {"",	   "ms",   "-1",  "+1",	    " 1",  "1 ",   "1 ms",
-				    "1m",  "1h",   "1S",  "0x10",   "inf", "nan",  "1e",
-				    "1e+", "1..2", "10msx", "1e3e3", ".",  "e3",   NULL};
+	static const char *bad[] = {"",    "ms",   "-1",    "+1",    " 1",  "1 ",  "1 ms",
+				    "1m",  "1h",   "1S",    "0x10",  "inf", "nan", "1e",
+				    "1e+", "1..2", "10msx", "1e3e3", ".",   "e3",  NULL};
 
 	for (int i = 0; bad[i] != NULL; i++)
 		if (dur(bad[i]) != -1)
@@ -69,7 +69,10 @@ WSR_TEST(duration_refuses_everything_else)
 	ASSERT_EQ(ns, 42); /* untouched on failure */
 }
 
-enum { K_A = CLI_LONG, K_B };
+enum {
+	K_A = CLI_LONG,
+	K_B
+};
 
 struct seen {
 	char log[256];
@@ -94,8 +97,12 @@ static const struct cli_opt opts[] = {
 
 static int parse(bool in_order, int argc, char **argv, struct seen *s, int *first)
 {
-	struct cli c = {.prog = "t", .synopsis = "t", .opts = opts, .in_order = in_order,
-			.min_args = 1, .max_args = -1};
+	struct cli c = {.prog = "t",
+			.synopsis = "t",
+			.opts = opts,
+			.in_order = in_order,
+			.min_args = 1,
+			.max_args = -1};
 
 	memset(s, 0, sizeof(*s));
 	return cli_parse(&c, argc, argv, record, s, first);
