@@ -274,8 +274,7 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 	}
 
 	/* Steals, spills, global gets. */
-	if (db_prepare(db, &st, "SELECT thief, victim, count(*), sum(n) FROM steals GROUP BY 1, 2",
-		       err) < 0)
+	if (db_prepare(db, &st, METRICS_STEAL_PAIRS_SQL, err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int t = sqlite3_column_int(st, 0), v = sqlite3_column_int(st, 1);

@@ -53,6 +53,12 @@ struct metrics {
 
 int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_err *err);
 
+/* The steal pairs (the view steal_graph, sql/views.sql): metrics_load()'s
+ * per-P steals and totals, the report's matrix, JSON and DOT, and the
+ * viewer's graph all read these rows. */
+#define METRICS_STEAL_PAIRS_SQL                                                                    \
+	"SELECT thief, victim, steals, gs FROM steal_graph ORDER BY thief, victim"
+
 struct metric_info {
 	const char *name;
 	const char *what;

@@ -250,7 +250,7 @@ static struct cell *steal_matrix(struct report *r, struct wsr_err *err)
 		err_push(err, "out of memory");
 		return NULL;
 	}
-	if (db_prepare(r->db, &st, "SELECT thief, victim, steals, gs FROM steal_graph", err) < 0) {
+	if (db_prepare(r->db, &st, METRICS_STEAL_PAIRS_SQL, err) < 0) {
 		free(mx);
 		return NULL;
 	}
@@ -483,7 +483,7 @@ static int print_json(struct report *r, FILE *f, struct wsr_err *err)
 	}
 	fprintf(f, "\n  ],\n  \"steal_matrix\": [");
 	if (db_prepare(r->db, &st,
-		       "SELECT thief, victim, steals, gs FROM steal_graph ORDER BY 1, 2",
+		       METRICS_STEAL_PAIRS_SQL,
 		       err) < 0) {
 		return -1;
 	}
@@ -624,7 +624,7 @@ static int print_dot(struct report *r, FILE *f, struct wsr_err *err)
 		return -1;
 	}
 	if (db_prepare(r->db, &st,
-		       "SELECT thief, victim, steals, gs FROM steal_graph ORDER BY 1, 2", err) < 0)
+		       METRICS_STEAL_PAIRS_SQL, err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t gs = sqlite3_column_int64(st, 3);

@@ -633,7 +633,7 @@ int api_steals_json(struct api *api, struct sbuf *out, struct wsr_err *err)
 {
 	sb_puts(out, "{\"edges\":");
 	if (query_json(api->db,
-		       "SELECT thief, victim, steals, gs FROM steal_graph ORDER BY thief, victim",
+		       METRICS_STEAL_PAIRS_SQL,
 		       out, INT64_MAX, err, 0, NULL) < 0)
 		return -1;
 	sb_printf(out, ",\"total\":[{\"steals\":%" PRId64 ",\"gs\":%" PRId64 "}]}", api->m->steals,
