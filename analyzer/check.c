@@ -260,17 +260,13 @@ out:
  * gomaxprocs, a trace whose gomaxprocs is unknown. Each is a sentence in
  * OUT; returns how many.
  */
-static int diff_warnings(sqlite3 *db[2], struct metrics *m[2], char out[][1024], int max)
+static int diff_warnings(struct metrics *m[2], char out[][1024], int max)
 {
-	char cmd[2][1024];
-	int64_t v;
+	const char *cmd[2];
 	int n = 0;
 
-	for (int k = 0; k < 2; k++) {
-		db_get_meta_text(db[k], "command", cmd[k], sizeof(cmd[k]));
-		if (cmd[k][0] == '\0')
-			snprintf(cmd[k], sizeof(cmd[k]), "%s", m[k]->program);
-	}
+	for (int k = 0; k < 2; k++)
+		cmd[k] = m[k]->command[0] != '\0' ? m[k]->command : m[k]->program;
 	if (n < max && strcmp(cmd[0], cmd[1]) != 0)
 		snprintf(out[n++], 1024,
 			 "the runs are of different programs or arguments (base: %.400s; new: "
@@ -278,7 +274,7 @@ static int diff_warnings(sqlite3 *db[2], struct metrics *m[2], char out[][1024],
 			 cmd[0], cmd[1]);
 	bool unknown[2];
 	for (int k = 0; k < 2; k++)
-		unknown[k] = db_get_meta_int(db[k], "init_missing", &v) == 0 && v != 0;
+		unknown[k] = m[k]->init_missing;
 	if (n < max && (unknown[0] || unknown[1]))
 		snprintf(out[n++], 1024, "gomaxprocs is unknown in the %s run (no init event)",
 			 unknown[0] && unknown[1] ? "base and the new"
@@ -343,7 +339,7 @@ int cmd_diff(int argc, char **argv)
 		}
 	}
 	char warn[4][1024];
-	int nwarn = diff_warnings(db, m, warn, 4);
+	int nwarn = diff_warnings(m, warn, 4);
 	for (int k = 0; k < nwarn; k++)
 		fprintf(stderr, "wsr diff: warning: %s\n", warn[k]);
 	if (json) {

@@ -216,6 +216,15 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 	m->idle_while_runnable_ns = meta_i(db, "idle_while_runnable_ns", 0, err);
 	m->spins_found = meta_i(db, "spins_found", 0, err);
 	metrics_schedtrace_interval(db, &m->schedtrace_interval_ns, err);
+	db_meta_read_text(db, "command", m->command, sizeof(m->command), err);
+	m->exit_status = meta_i(db, "exit_status", -1, err);
+	m->exit_signal = meta_i(db, "exit_signal", -1, err);
+	/* A wsr-run.json from before exit_signal: 128 + N is how it said "signal N". */
+	if (m->exit_signal < 0 && m->exit_status > 128 && m->exit_status < 128 + 65)
+		m->exit_signal = m->exit_status - 128;
+	else if (m->exit_signal < 0 && m->exit_status >= 0)
+		m->exit_signal = 0;
+	m->init_missing = meta_i(db, "init_missing", 0, err) != 0;
 	if (err->n > n0) {
 		err_push(err, "reading meta of %s", path);
 		return -1;

@@ -47,6 +47,12 @@ struct metrics {
 	int64_t spin_ns, spins, spins_found, spins_empty;
 	int64_t idle_while_global_ns, idle_while_runnable_ns;
 	int64_t schedtrace_interval_ns;
+	/* From `wsr run`'s record (meta.command, exit_status, exit_signal): empty
+	 * and -1 when the trace was recorded otherwise; init_missing: the trace
+	 * has no init event, gomaxprocs is unknown. */
+	char command[4096];
+	int64_t exit_status, exit_signal;
+	bool init_missing;
 	struct dag_figures ws; /* work, span and the bounds (dag.h) */
 	struct p_metrics p[METRICS_MAX_P];
 };

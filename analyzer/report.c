@@ -67,44 +67,26 @@ void report_fmt_ns(char *buf, size_t size, int64_t ns)
 /* How the traced program ended, as the report states it (docs/report.md). */
 static void describe_exit(struct report *r)
 {
-	if (r->exit_status < 0) {
+	if (r->m->exit_status < 0) {
 		snprintf(r->exit_text, sizeof(r->exit_text), "unknown (not recorded by `wsr run`)");
-	} else if (r->exit_signal > 0) {
-		int sig = (int)r->exit_signal;
+	} else if (r->m->exit_signal > 0) {
+		int sig = (int)r->m->exit_signal;
 		snprintf(r->exit_text, sizeof(r->exit_text), "killed by signal %d (%s)%s", sig,
 			 strsignal(sig),
 			 sig == SIGABRT ? ": it crashed (libwsr aborts on a fatal error)" : "");
-	} else if (r->exit_status == 2) {
+	} else if (r->m->exit_status == 2) {
 		snprintf(r->exit_text, sizeof(r->exit_text),
 			 "exited with status 2 (libwsr exits 2 on a deadlock, \"all goroutines "
 			 "are asleep\": see the program's stderr)");
-	} else if (r->exit_status == 0) {
+	} else if (r->m->exit_status == 0) {
 		snprintf(r->exit_text, sizeof(r->exit_text), "exited with status 0");
 	} else {
 		snprintf(r->exit_text, sizeof(r->exit_text),
-			 "exited with status %" PRId64 " (failure)", r->exit_status);
+			 "exited with status %" PRId64 " (failure)", r->m->exit_status);
 	}
 }
 
 /* The figures read from meta that metrics.c does not carry. */
-static int load_run_meta(struct report *r, struct wsr_err *err)
-{
-	int64_t v;
-	int n0 = err->n;
-
-	db_meta_read_text(r->db, "command", r->command, sizeof(r->command), err);
-	r->exit_status = db_meta_read_int(r->db, "exit_status", &v, err) == 1 ? v : -1;
-	r->exit_signal = db_meta_read_int(r->db, "exit_signal", &v, err) == 1 ? v : -1;
-	/* A wsr-run.json from before exit_signal: 128 + N is how it said "signal N". */
-	if (r->exit_signal < 0 && r->exit_status > 128 && r->exit_status < 128 + 65)
-		r->exit_signal = r->exit_status - 128;
-	else if (r->exit_signal < 0 && r->exit_status >= 0)
-		r->exit_signal = 0;
-	r->init_missing = db_meta_read_int(r->db, "init_missing", &v, err) == 1 && v != 0;
-	describe_exit(r);
-	return err->n > n0 ? -1 : 0;
-}
-
 /* The SCHED lines: the rows of sql/schedtrace.sql at r->interval (metrics.h). */
 static int build_schedtrace(struct report *r, struct wsr_err *err)
 {
@@ -262,8 +244,7 @@ static int report_write(const char *path, const struct report_args *a, enum fmt 
 		goto fail;
 	r.db = db;
 	r.m = m;
-	if (load_run_meta(&r, &err) < 0)
-		goto fail;
+	describe_exit(&r);
 	r.detail = a->detail;
 	r.interval = a->interval > 0 ? a->interval : m->schedtrace_interval_ns;
 	r.mark = m->discarded_events + m->discarded_packets > 0 ? "*" : "";

@@ -34,12 +34,7 @@ struct report {
 	struct diag diags[16];
 	int ndiags;
 	const char *mark; /* "*" when events were lost, else "" */
-	/* From `wsr run`'s record (meta.command, exit_status, exit_signal);
-	 * empty / -1 when the trace was recorded otherwise. */
-	char command[4096];
-	int64_t exit_status, exit_signal;
-	char exit_text[256]; /* how the program ended, one phrase */
-	bool init_missing;   /* meta.init_missing: gomaxprocs is unknown */
+	char exit_text[256]; /* how the program ended, one phrase (m->exit_status ...) */
 };
 
 /* A duration as the text report prints it: "1.234 s", "5.000 ms", "12.0 us", "7 ns". */

@@ -38,10 +38,10 @@ int report_json_write(struct report *r, FILE *f, struct wsr_err *err)
 	fprintf(f, ",\n  \"runtime_version\": ");
 	json_fputs(f, m->runtime_version);
 	fprintf(f, ",\n  \"command\": ");
-	json_fputs(f, r->command);
-	if (r->exit_status >= 0)
+	json_fputs(f, r->m->command);
+	if (r->m->exit_status >= 0)
 		fprintf(f, ",\n  \"exit_status\": %" PRId64 ",\n  \"exit_signal\": %" PRId64,
-			r->exit_status, r->exit_signal);
+			r->m->exit_status, r->m->exit_signal);
 	else
 		fprintf(f, ",\n  \"exit_status\": null,\n  \"exit_signal\": null");
 	fprintf(f, ",\n  \"exit\": ");
@@ -50,7 +50,7 @@ int report_json_write(struct report *r, FILE *f, struct wsr_err *err)
 		",\n  \"start_ts\": %" PRId64 ",\n  \"end_ts\": %" PRId64
 		",\n  \"duration_ns\": %" PRId64 ",\n",
 		m->start_ts, m->end_ts, m->duration_ns);
-	if (r->init_missing)
+	if (r->m->init_missing)
 		fprintf(f, "  \"gomaxprocs\": null,\n  \"init_missing\": true,\n");
 	else
 		fprintf(f, "  \"gomaxprocs\": %d,\n  \"init_missing\": false,\n", m->gomaxprocs);

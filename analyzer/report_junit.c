@@ -64,7 +64,7 @@ int report_junit_write(struct report *r, FILE *f, struct wsr_err *err)
 	for (int i = 0; i < r->ndiags; i++)
 		failures++;
 	/* One more test case: the program itself ended well (status 0). */
-	bool exit_bad = r->exit_status > 0;
+	bool exit_bad = r->m->exit_status > 0;
 	failures += exit_bad;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
 		   "  <testsuite name=\"wsr report ");
@@ -77,7 +77,7 @@ int report_junit_write(struct report *r, FILE *f, struct wsr_err *err)
 		fprintf(f, "\n      <failure type=\"exit\" message=\"");
 		xml_text(f, r->exit_text);
 		fprintf(f, "\"/>\n    ");
-	} else if (r->exit_status < 0) {
+	} else if (r->m->exit_status < 0) {
 		fprintf(f, "<skipped message=\"");
 		xml_text(f, r->exit_text);
 		fprintf(f, "\"/>");

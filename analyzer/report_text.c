@@ -111,10 +111,11 @@ int report_text_write(struct report *r, FILE *f, bool md, struct wsr_err *err)
 		fprintf(f, "wsr report: %s\n", m->path);
 	const char *pre = md ? "- " : "  ";
 	fprintf(f, "%sprogram: %s%s%s%s, runtime %s\n", pre,
-		r->command[0] ? r->command : m->program, m->hostname[0] ? " on " : "", m->hostname,
-		m->vpid[0] ? (md ? "" : "") : "", m->runtime_version[0] ? m->runtime_version : "?");
+		r->m->command[0] ? r->m->command : m->program, m->hostname[0] ? " on " : "",
+		m->hostname, m->vpid[0] ? (md ? "" : "") : "",
+		m->runtime_version[0] ? m->runtime_version : "?");
 	fprintf(f, "%sexit: %s\n", pre, r->exit_text);
-	if (r->init_missing)
+	if (r->m->init_missing)
 		fprintf(f,
 			"%sduration: %s, gomaxprocs unknown (the trace has no init event: the "
 			"recording started after the program), threads %" PRId64 "%s, Gs %" PRId64
