@@ -779,19 +779,29 @@ out:
 	return ret;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+/* A stack's start (+1, a G's first run) or release (-1, its exit). */
+struct stack_ev {
+	int64_t ts;
+	int delta;
+};
 
-	return x < y ? -1 : x > y;
+/* By time; at equal times exits first, so that a G exiting as another
+ * starts does not count as two stacks. */
+static int cmp_stack_ev(const void *a, const void *b)
+{
+	const struct stack_ev *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return (x->delta > y->delta) - (x->delta < y->delta);
 }
 
 /* The most Gs that had started and not exited at once: each holds a stack
- * (taken at its first run, released at its exit). Starts are encoded as
- * 2 * ts + 1 and exits as 2 * ts, so that at equal times exits come first. */
+ * (taken at its first run, released at its exit). The timestamps are
+ * compared as they are: any int64 value, however large the clock's offset. */
 static int peak_stacks(const struct dag *d, int64_t *peak, struct wsr_err *err)
 {
-	int64_t *ev = malloc(((size_t)d->ng * 2 + 1) * sizeof(*ev));
+	struct stack_ev *ev = malloc(((size_t)d->ng * 2 + 1) * sizeof(*ev));
 	size_t n = 0;
 	int64_t live = 0;
 
@@ -803,13 +813,13 @@ static int peak_stacks(const struct dag *d, int64_t *peak, struct wsr_err *err)
 	for (int32_t i = 0; i < d->ng; i++) {
 		if (d->gs[i].first_run_ts < 0)
 			continue;
-		ev[n++] = 2 * d->gs[i].first_run_ts + 1;
+		ev[n++] = (struct stack_ev){d->gs[i].first_run_ts, 1};
 		if (d->gs[i].end_ts >= 0)
-			ev[n++] = 2 * d->gs[i].end_ts;
+			ev[n++] = (struct stack_ev){d->gs[i].end_ts, -1};
 	}
-	qsort(ev, n, sizeof(*ev), cmp_i64);
+	qsort(ev, n, sizeof(*ev), cmp_stack_ev);
 	for (size_t k = 0; k < n; k++) {
-		live += (ev[k] & 1) ? 1 : -1;
+		live += ev[k].delta;
 		if (live > *peak)
 			*peak = live;
 	}

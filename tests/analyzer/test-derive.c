@@ -574,6 +574,42 @@ WSR_TEST(derive_schedtrace_fields_racing)
 	ASSERT_EQ(q1("SELECT explained FROM schedtrace_check WHERE ts = 141"), 1);
 }
 
+/* An M that took a G from its ring (no event yet) wakes another M before its
+ * g_run: the wakeup's events (p_busy here) come between the change and its
+ * event, so a snapshot read between them is explained by the g_run (rule (c)
+ * of schedcheck.c sets them aside; seen at 2 Ps, a timer's G taken by a
+ * spinning M that the kernel then descheduled). */
+WSR_TEST(derive_schedtrace_change_before_wakeup)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(2), I(256));
+	EV(EV_P_IDLE, 101, 1, 0, I(1));
+	EV(EV_G_CREATE, 110, 0, 0, I(1), I(0));
+	EV(EV_RUNQPUT, 111, 0, 0, I(1), I(0), I(0), I(1));
+	EV(EV_G_CREATE, 112, 0, 0, I(2), I(0));
+	EV(EV_RUNQPUT, 113, 0, 0, I(2), I(0), I(0), I(2));
+	EV(EV_STEAL_SCAN, 115, 0, 0, I(1), I(0), I(0));
+	/* M0 takes G1 from its ring at ~135; the snapshot reads ring 1 at 140 */
+	ASSERT_EQ(sched_ev(141, "{\"gomaxprocs\":2,\"idleprocs\":1,\"threads\":1,"
+				"\"spinningthreads\":0,\"needspinning\":0,\"idlethreads\":0,"
+				"\"runqueue\":0,\"runq\":[1,0],\"schedticks\":[0,0],"
+				"\"read_ts\":[140,140]}"),
+		  0);
+	EV(EV_P_BUSY, 145, 1, 0, I(0));
+	EV(EV_G_RUN, 150, 0, 0, I(1), I(WSR_SOURCE_LOCAL), I(0));
+	finish();
+	ASSERT_EQ(q1("SELECT recon FROM schedtrace_fields WHERE snap_ts = 141 AND field = 'runq' "
+		     "AND p = 0"),
+		  2);
+	ASSERT_EQ(q1("SELECT explained FROM schedtrace_fields WHERE snap_ts = 141 AND field = "
+		     "'runq' AND p = 0"),
+		  1);
+	ASSERT_EQ(q1("SELECT e.name = 'g_run' AND e.ts = 150 FROM schedtrace_fields f, "
+		     "json_each(f.racing) j JOIN events e ON e.id = j.value WHERE f.snap_ts = 141 "
+		     "AND f.field = 'runq' AND f.p = 0"),
+		  1);
+}
+
 /* Gs readied by the poller keep the source netpoll wherever they went: the
  * first ran directly (no queue), the others went to the global queue and a
  * global get moved one of them into the ring: its run empties the ring. */
@@ -842,4 +878,40 @@ WSR_TEST(dag_rejects_untimed_edges)
 	char buf[2048];
 	err_format(&err, buf, sizeof(buf));
 	ASSERT(strstr(buf, "not in time order") != NULL);
+}
+
+/* dag_fork_join_exact's three Gs on a clock that passes 2^62 ns during the
+ * run (a CTF clock may have any offset): peak_live_stacks must not depend
+ * on how large the timestamps are. It used to sort 2 * ts + 1 (start) and
+ * 2 * ts (exit), which overflows past 2^62: signed overflow, and in
+ * practice the later events sorted first and the peak came out 1. */
+WSR_TEST(dag_peak_stacks_late_clock)
+{
+	const int64_t b = (INT64_C(1) << 62) - 350;
+
+	setup();
+	EV(EV_INIT, b + 100, -1, 0, I(2), I(256));
+	EV(EV_P_IDLE, b + 101, 1, 0, I(1));
+	EV(EV_G_CREATE, b + 110, 0, 0, I(1), I(0));
+	EV(EV_RUNQPUT, b + 111, 0, 0, I(1), I(0), I(0), I(1));
+	EV(EV_G_RUN, b + 130, 0, 0, I(1), I(1), I(0));
+	EV(EV_G_CREATE, b + 200, 0, 0, I(2), I(1));
+	EV(EV_RUNQPUT, b + 201, 0, 0, I(2), I(0), I(0), I(1));
+	EV(EV_G_CREATE, b + 300, 0, 0, I(3), I(1));
+	EV(EV_RUNQPUT, b + 301, 0, 0, I(3), I(0), I(0), I(1));
+	EV(EV_P_BUSY, b + 310, 1, 1, I(0));
+	EV(EV_G_RUN, b + 320, 1, 1, I(2), I(3), I(0));
+	EV(EV_G_STOP, b + 400, 0, 0, I(1), I(9));
+	EV(EV_G_RUN, b + 410, 0, 0, I(3), I(1), I(0));
+	EV(EV_G_STOP, b + 910, 0, 0, I(3), I(7));
+	EV(EV_G_READY, b + 1300, 1, 1, I(1), I(2));
+	EV(EV_RUNQPUT, b + 1301, 1, 1, I(1), I(0), I(0), I(1));
+	EV(EV_G_STOP, b + 1320, 1, 1, I(2), I(7));
+	EV(EV_G_RUN, b + 1330, 1, 1, I(1), I(1), I(0));
+	EV(EV_G_STOP, b + 1400, 1, 1, I(1), I(7));
+	finish();
+	/* G1 from b+130, G2 from b+320, G3 b+410..b+910 (past 2^62): three at once. */
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'peak_live_stacks'"), 3);
+	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'work_ms'"), 1840);
+	ASSERT_EQ(q1("SELECT round(value * 1e6) FROM meta WHERE key = 'span_ms'"), 1120);
 }
