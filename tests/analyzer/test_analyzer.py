@@ -788,6 +788,24 @@ def case_cli(wsr, sim, endings, srcroot, tmp):
                'wsr %s on a database with %s: exit 2, "%s"' % (cmd[0], name, needle),
                'exit %d: %s' % (r.returncode, r.stderr))
 
+    # -- an SQL read that fails is an error, never a figure of 0: meta.start_ts
+    # raises "integer overflow" when read (before, every reader took it as absent
+    # and printed a report from start 0, exit 0).
+    p = os.path.join(tmp, 'badread.db')
+    shutil.copy(gooddb, p)
+    c = sqlite3.connect(p)
+    c.executescript("ALTER TABLE meta RENAME TO meta_real;"
+                    "CREATE VIEW meta AS SELECT key, value FROM meta_real WHERE key != 'start_ts'"
+                    " UNION ALL SELECT 'start_ts', abs(-9223372036854775807 - 1);")
+    c.commit()
+    c.close()
+    for cmd in (['report', p], ['report', p, '--format', 'json'],
+                ['check', p, '--fail-if', 'events < 0'], ['diff', p, gooddb]):
+        r = run([wsr] + cmd)
+        ok(r.returncode == 1 and 'integer overflow' in r.stderr and r.stdout == '',
+           'wsr %s: a failing meta read is an error (exit 1, SQLite\'s cause)' % ' '.join(cmd[:1] + cmd[2:]),
+           'exit %d: %s' % (r.returncode, r.stderr[-300:]))
+
     # -- a read-only output directory: a message that names it.
     ro = os.path.join(tmp, 'ro')
     os.mkdir(ro)
