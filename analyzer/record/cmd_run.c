@@ -652,8 +652,11 @@ restore:
 			ix.discarded_events, ix.lost_packets, opts.lossless ? "" : " or use --lossless");
 	if (no_ingest) {
 		print_summary(dir, &ix);
-	} else if (run_postprocess(&err, dir) != 0) {
+	} else if ((rc = run_postprocess(&err, dir)) != 0) {
 		record_failed = 1;
+		/* A stop signal interrupted the ingest: say so as a shell would (128 + N). */
+		if (rc > 128 && exit_code == 0)
+			exit_code = rc;
 		goto fail;
 	}
 	goto out;
