@@ -29,7 +29,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
@@ -43,6 +42,7 @@
 
 #include <sqlite3.h>
 
+#include "cli.h"
 #include "cmd.h"
 #include "dag.h"
 #include "db.h"
@@ -56,11 +56,47 @@ struct point {
 	int64_t steals;
 };
 
-static void scale_usage(FILE *f)
+static const struct cli_opt scale_opts[] = {
+	{"out", 'o', "DIR",
+	 "where the runs and the plots go (default\n"
+	 "./wsr-scale-PROGRAM-YYYYMMDD-HHMMSS)"},
+	{"max-procs", 'n', "N", "the largest WSRMAXPROCS (default: twice the CPUs, at least 4)"},
+	{NULL, 0, NULL, NULL},
+};
+
+static const struct cli scale_cli = {
+	.prog = "wsr scale",
+	.synopsis = "wsr scale [--out DIR] [--max-procs N] -- PROGRAM [ARGS...]",
+	.about = "Records PROGRAM at WSRMAXPROCS = 1, 2, 4 ... N and writes DIR/scale.html and\n"
+		 "DIR/scale.md (see wsr-scale(1)).",
+	.opts = scale_opts,
+	.in_order = true,
+	.min_args = 1,
+	.max_args = -1,
+	.missing = "no PROGRAM to run",
+};
+
+struct scale_args {
+	char *dir;
+	int maxp;
+};
+
+static int scale_opt(void *ctx, int key, const char *arg)
 {
-	fprintf(f, "usage: wsr scale [--out DIR] [--max-procs N] -- PROGRAM [ARGS...]\n"
-		   "  records PROGRAM at WSRMAXPROCS = 1, 2, 4 ... N (default: twice the CPUs,\n"
-		   "  at least 4) and writes DIR/scale.html and DIR/scale.md\n");
+	struct scale_args *a = ctx;
+
+	if (key == 'o') {
+		snprintf(a->dir, PATH_MAX, "%s", arg);
+	} else if (key == 'n') {
+		char *end;
+		long v = strtol(arg, &end, 10);
+		if (*end != '\0' || v < 1 || v > 1024) {
+			fprintf(stderr, "wsr scale: error: --max-procs: 1..1024, not %s\n", arg);
+			return 2;
+		}
+		a->maxp = (int)v;
+	}
+	return 0;
 }
 
 static int cpus(void)
@@ -338,48 +374,18 @@ static void write_html(FILE *f, const struct point *pts, int n, int ncpu, char *
 
 int cmd_scale(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"out", required_argument, NULL, 'o'},
-		{"max-procs", required_argument, NULL, 'n'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	struct wsr_err err;
 	char dir[PATH_MAX] = "";
 	struct point pts[SCALE_MAX_RUNS];
-	int ncpu = cpus(), maxp = 0, n = 0, c;
+	struct scale_args a = {dir, 0};
+	int ncpu = cpus(), maxp, n = 0, first;
 
 	err_init(&err);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:n:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			snprintf(dir, sizeof(dir), "%s", optarg);
-			break;
-		case 'n': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end != '\0' || v < 1 || v > 1024) {
-				fprintf(stderr, "wsr scale: error: --max-procs: 1..1024, not %s\n",
-					optarg);
-				return 2;
-			}
-			maxp = (int)v;
-			break;
-		}
-		case 'h':
-			scale_usage(stdout);
-			return 0;
-		default:
-			scale_usage(stderr);
-			return 2;
-		}
-	}
-	if (optind >= argc) {
-		scale_usage(stderr);
-		return 2;
-	}
-	char **prog = argv + optind;
+	int rc = cli_parse(&scale_cli, argc, argv, scale_opt, &a, &first);
+	if (rc >= 0)
+		return rc;
+	maxp = a.maxp;
+	char **prog = argv + first;
 	if (maxp == 0)
 		maxp = 2 * ncpu > 4 ? 2 * ncpu : 4;
 	if (dir[0] == '\0') {

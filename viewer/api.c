@@ -31,6 +31,7 @@
 
 #include "api.h"
 #include "db.h"
+#include "duration.h"
 
 /*
  * The SQL functions a query may call: SQLite's core scalar, aggregate,
@@ -106,26 +107,11 @@ static int ro_authorizer(void *ud, int action, const char *a, const char *b, con
 static int open_db(const char *path, int64_t mmap_bytes, sqlite3 **out, struct wsr_err *err)
 {
 	sqlite3 *db = NULL;
-	sqlite3_stmt *q = NULL;
 	int ret = -1;
 
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
-		err_input(err, "opening %s: %s", path,
-			  db != NULL ? sqlite3_errmsg(db) : "out of memory");
+	/* The analyzer's open: read-only, schema version and meta checked (db.c). */
+	if (db_open_ro(path, &db, err) < 0)
 		goto out;
-	}
-	/* user_version is read before the authorizer goes in: it is a PRAGMA. */
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, NULL) != SQLITE_OK ||
-	    sqlite3_step(q) != SQLITE_ROW) {
-		err_input(err, "%s: not a wsr database: %s", path, sqlite3_errmsg(db));
-		goto out;
-	}
-	if (sqlite3_column_int(q, 0) != WSR_DB_VERSION) {
-		err_input(err, "%s: not a wsr database of schema version %d (user_version %d)", path,
-			  WSR_DB_VERSION, sqlite3_column_int(q, 0));
-		goto out;
-	}
 	if (mmap_bytes > 0) {
 		char sql[64];
 		snprintf(sql, sizeof(sql), "PRAGMA mmap_size = %" PRId64, mmap_bytes);
@@ -167,7 +153,6 @@ static int open_db(const char *path, int64_t mmap_bytes, sqlite3 **out, struct w
 	}
 	ret = 0;
 out:
-	sqlite3_finalize(q);
 	if (ret < 0) {
 		sqlite3_close(db);
 		db = NULL;
@@ -192,17 +177,21 @@ static double now_s(void)
 static int latency_build(struct api *api, sqlite3 *db, struct wsr_err *err);
 static int metrics_fn(struct api *api, sqlite3 *db, struct wsr_err *err);
 
-static int64_t g_state_rows(sqlite3 *db)
+/* g_state's largest rowid into *n: 0, or -1 with the cause (a failed read is not "empty"). */
+static int g_state_rows(sqlite3 *db, int64_t *n, struct wsr_err *err)
 {
 	sqlite3_stmt *q = NULL;
-	int64_t n = 0;
+	int rc;
 
-	if (sqlite3_prepare_v2(db, "SELECT coalesce(max(rowid), 0) FROM g_state", -1, &q, NULL) ==
-		    SQLITE_OK &&
-	    sqlite3_step(q) == SQLITE_ROW)
-		n = sqlite3_column_int64(q, 0);
+	if (db_prepare(db, &q, "SELECT coalesce(max(rowid), 0) FROM g_state", err) < 0)
+		return -1;
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW)
+		*n = sqlite3_column_int64(q, 0);
+	else
+		err_push(err, "sqlite: reading g_state: %s", sqlite3_errmsg(db));
 	sqlite3_finalize(q);
-	return n;
+	return rc == SQLITE_ROW ? 0 : -1;
 }
 
 /* The second half of g_state's runs, loaded by a helper thread. */
@@ -237,9 +226,11 @@ static int lanes_fn(struct api *api, sqlite3 *db, struct wsr_err *err)
 {
 	struct runs_job job;
 	pthread_t helper;
-	int64_t maxrow = g_state_rows(db), mid;
+	int64_t maxrow = 0, mid;
 	int started, rc;
 
+	if (g_state_rows(db, &maxrow, err) < 0)
+		return -1;
 	mid = maxrow / 2 + 1;
 	memset(&job, 0, sizeof(job));
 	job.api = api;
@@ -339,9 +330,12 @@ static int preview_fn(struct api *api, sqlite3 *db, struct wsr_err *err)
 	struct preview_job job;
 	pthread_t helper;
 	double cpu = thread_cpu_s();
+	int64_t rows = 0;
 	int started, rc;
 
-	if (!(api->flags & API_PREVIEW_ONLY) && g_state_rows(db) < API_PREVIEW_MIN_ROWS) {
+	if (!(api->flags & API_PREVIEW_ONLY) && g_state_rows(db, &rows, err) < 0)
+		return -1;
+	if (!(api->flags & API_PREVIEW_ONLY) && rows < API_PREVIEW_MIN_ROWS) {
 		api->preview_skipped = 1;
 		err_push(err, "small trace");
 		return -1;
@@ -574,10 +568,8 @@ static int query_json(sqlite3 *db, const char *sql, struct sbuf *out, int64_t ma
 	sqlite3_stmt *q = NULL;
 	int ret = -1;
 
-	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
-		err_push(err, "preparing a query: %s", sqlite3_errmsg(db));
+	if (db_prepare(db, &q, sql, err) < 0)
 		goto out;
-	}
 	for (int i = 0; i < nargs; i++)
 		sqlite3_bind_int64(q, i + 1, args[i]);
 	if (rows_json(db, q, out, max_rows, err) < 0)
@@ -589,9 +581,10 @@ out:
 }
 
 /* /api/info from st: the lanes, or the overview (same Ps and Ms) until they are in. */
-static void info_json(struct api *api, const struct store *st, struct sbuf *out)
+static int info_json(struct api *api, const struct store *st, struct sbuf *out, struct wsr_err *err)
 {
 	sqlite3_stmt *q = NULL;
+	int rc;
 
 	sb_puts(out, "{\"path\":");
 	sb_json_str(out, api->path);
@@ -612,23 +605,27 @@ static void info_json(struct api *api, const struct store *st, struct sbuf *out)
 		sb_printf(out, "%s\"%s\"", i != 0 ? "," : "", store_counter_names[i]);
 	sb_printf(out, "],\"sql_max_rows\":%d,\"sql_time_ms\":%d,\"meta\":{", API_SQL_MAX_ROWS,
 		  API_SQL_TIME_MS);
-	if (sqlite3_prepare_v2(api->db, "SELECT key, value FROM meta ORDER BY key", -1, &q, NULL) ==
-	    SQLITE_OK) {
-		while (sqlite3_step(q) == SQLITE_ROW) {
-			sb_json_str(out, (const char *)sqlite3_column_text(q, 0));
-			sb_putc(out, ':');
-			api_json_value(out, q, 1);
-			sb_putc(out, ',');
-		}
+	if (db_prepare(api->db, &q, "SELECT key, value FROM meta ORDER BY key", err) < 0)
+		return -1;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		sb_json_str(out, (const char *)sqlite3_column_text(q, 0));
+		sb_putc(out, ':');
+		api_json_value(out, q, 1);
+		sb_putc(out, ',');
 	}
 	sqlite3_finalize(q);
+	if (rc != SQLITE_DONE) {
+		err_push(err, "sqlite: reading meta: %s", sqlite3_errmsg(api->db));
+		return -1;
+	}
 	sb_uncomma(out);
 	sb_puts(out, "}}");
+	return 0;
 }
 
-void api_info_json(struct api *api, struct sbuf *out)
+int api_info_json(struct api *api, struct sbuf *out, struct wsr_err *err)
 {
-	info_json(api, &api->st, out);
+	return info_json(api, &api->st, out, err);
 }
 
 /* The steal_graph rows (as the report's matrix) and the report's totals; requires metrics_ready. */
@@ -636,7 +633,7 @@ int api_steals_json(struct api *api, struct sbuf *out, struct wsr_err *err)
 {
 	sb_puts(out, "{\"edges\":");
 	if (query_json(api->db,
-		       "SELECT thief, victim, steals, gs FROM steal_graph ORDER BY thief, victim",
+		       METRICS_STEAL_PAIRS_SQL,
 		       out, INT64_MAX, err, 0, NULL) < 0)
 		return -1;
 	sb_printf(out, ",\"total\":[{\"steals\":%" PRId64 ",\"gs\":%" PRId64 "}]}", api->m->steals,
@@ -855,20 +852,24 @@ static int api_g_json(struct api *api, int64_t g, int64_t t, int have_t, struct 
 		     out, 2, args, err) < 0)
 		goto out;
 	/* The run at t (the last one starting at or before it), or the first run. */
-	if (sqlite3_prepare_v2(api->db,
-			       have_t ? "SELECT start_ts FROM g_state WHERE g = ?2 AND state = "
-					"'running' AND start_ts <= ?3 ORDER BY start_ts DESC LIMIT 1"
-				      : "SELECT start_ts FROM g_state WHERE g = ?2 AND state = "
-					"'running' ORDER BY start_ts LIMIT 1",
-			       -1, &q, NULL) != SQLITE_OK) {
-		err_push(err, "preparing the run query: %s", sqlite3_errmsg(api->db));
+	if (db_prepare(api->db, &q,
+		       have_t ? "SELECT start_ts FROM g_state WHERE g = ?2 AND state = "
+				"'running' AND start_ts <= ?3 ORDER BY start_ts DESC LIMIT 1"
+			      : "SELECT start_ts FROM g_state WHERE g = ?2 AND state = "
+				"'running' ORDER BY start_ts LIMIT 1",
+		       err) < 0)
 		goto out;
-	}
 	sqlite3_bind_int64(q, 2, g);
 	if (have_t)
 		sqlite3_bind_int64(q, 3, args[2]);
-	if (sqlite3_step(q) == SQLITE_ROW)
+	int step_rc = sqlite3_step(q);
+	if (step_rc == SQLITE_ROW) {
 		run_start = sqlite3_column_int64(q, 0);
+	} else if (step_rc != SQLITE_DONE) {
+		err_push(err, "sqlite: reading G %" PRId64 "'s run: %s", g,
+			 sqlite3_errmsg(api->db));
+		goto out;
+	}
 	args[2] = run_start;
 	sb_puts(out, ",\"run\":");
 	if (one_json(api->db,
@@ -931,22 +932,6 @@ static int window_args(struct api *api, api_arg_fn arg, void *ctx, int64_t *t0, 
 	return 0;
 }
 
-/* meta.schedtrace_interval_ns, the interval of the schedtrace view. */
-static int default_interval(struct api *api, int64_t *v)
-{
-	sqlite3_stmt *q = NULL;
-	int ret = -1;
-
-	if (sqlite3_prepare_v2(api->db, "SELECT interval_ns FROM trace_info", -1, &q, NULL) ==
-		    SQLITE_OK &&
-	    sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
-		*v = sqlite3_column_int64(q, 0);
-		ret = 0;
-	}
-	sqlite3_finalize(q);
-	return ret;
-}
-
 int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, struct sbuf *out)
 {
 	const struct store *lanes = &api->st; /* or the overview, until the lanes are in */
@@ -994,7 +979,7 @@ int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, str
 	}
 	if (strcmp(name, "info") == 0) {
 		pthread_mutex_lock(&api->db_lock);
-		info_json(api, lanes, out);
+		rc = info_json(api, lanes, out, &err);
 		pthread_mutex_unlock(&api->db_lock);
 	} else if (strcmp(name, "timeline") == 0) {
 		if (window_args(api, arg, ctx, &t0, &t1, &px) < 0)
@@ -1019,9 +1004,14 @@ int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, str
 		pthread_mutex_unlock(&api->db_lock);
 	} else if (strcmp(name, "schedtrace") == 0) {
 		pthread_mutex_lock(&api->db_lock);
-		if (arg_i64(arg, ctx, "interval_ns", &v) < 0 && default_interval(api, &v) < 0)
-			v = 0;
-		rc = v >= 1000 ? api_schedtrace_json(api, v, out, &err) : 1;
+		/* `interval` in the duration grammar of `wsr report --interval` (duration.c). */
+		const char *iv = arg(ctx, "interval");
+		if (iv != NULL && *iv != '\0')
+			rc = duration_parse(iv, &v) < 0 ? 1 : 0;
+		else
+			rc = metrics_schedtrace_interval(api->db, &v, &err);
+		if (rc == 0)
+			rc = api_schedtrace_json(api, v, out, &err);
 		pthread_mutex_unlock(&api->db_lock);
 		if (rc == 1)
 			goto bad;

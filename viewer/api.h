@@ -115,7 +115,7 @@ typedef const char *(*api_arg_fn)(void *ctx, const char *name);
  */
 int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, struct sbuf *out);
 
-void api_info_json(struct api *api, struct sbuf *out);
+int api_info_json(struct api *api, struct sbuf *out, struct wsr_err *err);
 /* Column i of q's current row as a JSON value (blobs as "<blob of N bytes>"). */
 void api_json_value(struct sbuf *out, sqlite3_stmt *q, int i);
 int api_steals_json(struct api *api, struct sbuf *out, struct wsr_err *err);

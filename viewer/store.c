@@ -36,6 +36,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "db.h"
 #include "store.h"
 
 #define STORE_BUCKETS 262144
@@ -178,8 +179,7 @@ static int load_lanes(struct store *st, sqlite3 *db, const char *sql, struct sto
 	sqlite3_stmt *q = NULL;
 	int ret = -1, row;
 
-	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
-		err_push(err, "preparing %s: %s", sql, sqlite3_errmsg(db));
+	if (db_prepare(db, &q, sql, err) < 0) {
 		goto out;
 	}
 	if (sqlite3_bind_parameter_count(q) == 2) {
@@ -217,8 +217,7 @@ static int load_ids(sqlite3 *db, const char *sql, struct store_lane **lanes, siz
 	sqlite3_stmt *q = NULL;
 	int ret = -1, row;
 
-	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
-		err_push(err, "preparing %s: %s", sql, sqlite3_errmsg(db));
+	if (db_prepare(db, &q, sql, err) < 0) {
 		goto out;
 	}
 	for (;;) {
@@ -260,8 +259,7 @@ static int load_counters(struct store *st, sqlite3 *db, struct wsr_err *err)
 		err_push(err, "out of memory for %zu counter buckets", st->nbuckets);
 		goto out;
 	}
-	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
-		err_push(err, "preparing %s: %s", sql, sqlite3_errmsg(db));
+	if (db_prepare(db, &q, sql, err) < 0) {
 		goto out;
 	}
 	for (;;) {
@@ -315,9 +313,7 @@ int store_init(struct store *st, sqlite3 *db, struct wsr_err *err)
 	int ret = -1, row;
 
 	memset(st, 0, sizeof(*st));
-	if (sqlite3_prepare_v2(db, "SELECT start_ts, end_ts, gomaxprocs FROM trace_info", -1, &q,
-			       NULL) != SQLITE_OK) {
-		err_push(err, "reading trace_info: %s", sqlite3_errmsg(db));
+	if (db_prepare(db, &q, "SELECT start_ts, end_ts, gomaxprocs FROM trace_info", err) < 0) {
 		goto out;
 	}
 	if (step(db, q, err, &row) < 0)
@@ -612,8 +608,7 @@ int store_load_preview(struct store *st, sqlite3 *db, int ncells, int k0, int k1
 	for (size_t i = 0; i < st->nps; i++)
 		st->p_states[i].id = st->p_runs[i].id;
 	for (int i = 0; i < NQ; i++) {
-		if (sqlite3_prepare_v2(db, sql[i], -1, &q[i], NULL) != SQLITE_OK) {
-			err_push(err, "preparing %s: %s", sql[i], sqlite3_errmsg(db));
+		if (db_prepare(db, &q[i], sql[i], err) < 0) {
 			goto out;
 		}
 	}
@@ -1047,8 +1042,8 @@ static int from_table(const struct store *st, sqlite3 *db, struct cpix *c, int64
 	memcpy(carry, st->first, sizeof(carry));
 	snprintf(sql, sizeof(sql), "SELECT %s FROM counters WHERE ts <= ? ORDER BY ts DESC LIMIT 1",
 		 cols);
-	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
-		goto fail;
+	if (db_prepare(db, &q, sql, err) < 0)
+		goto out;
 	sqlite3_bind_int64(q, 1, st->start_ts + t0);
 	if (step(db, q, err, &row) < 0)
 		goto out;
@@ -1059,8 +1054,8 @@ static int from_table(const struct store *st, sqlite3 *db, struct cpix *c, int64
 	q = NULL;
 	snprintf(sql, sizeof(sql), "SELECT %s FROM counters WHERE ts > ? AND ts < ? ORDER BY ts",
 		 cols);
-	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
-		goto fail;
+	if (db_prepare(db, &q, sql, err) < 0)
+		goto out;
 	sqlite3_bind_int64(q, 1, st->start_ts + t0);
 	sqlite3_bind_int64(q, 2, st->start_ts + t1);
 	memcpy(mn, carry, sizeof(mn));
@@ -1093,9 +1088,6 @@ static int from_table(const struct store *st, sqlite3 *db, struct cpix *c, int64
 		memcpy(mx, carry, sizeof(mx));
 	}
 	ret = 0;
-	goto out;
-fail:
-	err_push(err, "querying counters: %s", sqlite3_errmsg(db));
 out:
 	sqlite3_finalize(q);
 	return ret;

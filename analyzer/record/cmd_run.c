@@ -32,9 +32,10 @@
  *      indexes (exact, and no event needs decoding) and warn if any.
  *   7. Write DIR/wsr-run.json (program, argv, vpid, exit status, wall time,
  *      channel geometry, losses): the trace does not name the program.
- *   8. run_postprocess(): ingest + report when the analyzer has them (and
- *      no --no-ingest), both on our stderr (stdout is PROGRAM's), else print
- *      the trace path and what the trace holds (trace_stats_read()).
+ *   8. run_postprocess(): ingest + report in this process (ingest_main,
+ *      report_main), both on our stderr (stdout is PROGRAM's); with
+ *      --no-ingest, the trace path and what its packet indexes say (the
+ *      index read of step 6: no event is decoded twice).
  *
  * Exit status: PROGRAM's own (128 + n when killed by signal n), except 2 for
  * a usage error, 1 when recording failed before PROGRAM ran or when PROGRAM
@@ -55,7 +56,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -68,35 +68,51 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cmd.h"
+#include "ingest.h"
 #include "record.h"
+#include "sbuf.h"
 
 #define PREFIX "wsr run"
 
-static const char run_usage[] =
-	"usage: wsr run [--out DIR] [--lossless] [--subbuf-size SIZE] [--num-subbuf N] [--no-ingest]\n"
-	"               -- PROGRAM [ARGS...]\n"
-	"\n"
-	"Records a trace of PROGRAM's scheduler events (LTTng provider `wsr`).\n"
-	"  --out DIR          trace directory (default ./wsr-traces/PROGRAM-YYYYMMDD-HHMMSS);\n"
-	"                     must not exist or be empty\n"
-	"  --lossless         blocking mode: nothing is discarded, PROGRAM waits for the consumer\n"
-	"  --subbuf-size SIZE sub-buffer size, e.g. 4M (default), 256k; a power of two\n"
-	"  --num-subbuf N     sub-buffers per CPU (default 8); a power of two\n"
-	"  --no-ingest        only record: print the trace path and a summary, skip\n"
-	"                     `wsr ingest` and `wsr report`\n"
-	"  -h, --help         this text\n"
-	"The report (or the summary) goes to stderr; stdout is PROGRAM's.\n"
-	"Exit status: PROGRAM's (128+N if killed by signal N); 1 if recording failed; 2 usage.\n";
+enum {
+	OPT_LOSSLESS = CLI_LONG,
+	OPT_SUBBUF_SIZE,
+	OPT_NUM_SUBBUF,
+	OPT_NO_INGEST
+};
 
-static const struct option run_options[] = {
-	{"out", required_argument, NULL, 'o'},
-	{"lossless", no_argument, NULL, 'l'},
-	{"subbuf-size", required_argument, NULL, 's'},
-	{"num-subbuf", required_argument, NULL, 'N'},
-	{"no-ingest", no_argument, NULL, 'n'},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+static const struct cli_opt run_opts[] = {
+	{"out", 'o', "DIR",
+	 "trace directory (default ./wsr-traces/PROGRAM-YYYYMMDD-HHMMSS);\n"
+	 "must not exist or be empty"},
+	{"lossless", OPT_LOSSLESS, NULL,
+	 "blocking mode: nothing is discarded, PROGRAM waits for the consumer"},
+	{"subbuf-size", OPT_SUBBUF_SIZE, "SIZE",
+	 "sub-buffer size, e.g. 4M (default), 256k; a power of two"},
+	{"num-subbuf", OPT_NUM_SUBBUF, "N", "sub-buffers per CPU (default 8); a power of two"},
+	{"no-ingest", OPT_NO_INGEST, NULL,
+	 "only record: print the trace path and what its packet indexes\n"
+	 "say, skip the ingest and the report"},
+	{NULL, 0, NULL, NULL},
+};
+
+static const struct cli run_cli = {
+	.prog = PREFIX,
+	.synopsis = "wsr run [--out DIR] [--lossless] [--subbuf-size SIZE] [--num-subbuf N] "
+		    "[--no-ingest]\n"
+		    "               -- PROGRAM [ARGS...]",
+	.about = "Records a trace of PROGRAM's scheduler events (LTTng provider `wsr`), then\n"
+		 "ingests it (DIR/trace.db) and prints the report (see wsr-run(1)).",
+	.epilog =
+		"The report (or the summary) goes to stderr; stdout is PROGRAM's.\n"
+		"Exit status: PROGRAM's (128+N if killed by signal N); 1 if recording failed; 2 usage.",
+	.opts = run_opts,
+	.in_order = true, /* options end at PROGRAM, whose own options are its own */
+	.min_args = 1,
+	.max_args = -1,
+	.missing = "no PROGRAM to run",
 };
 
 static volatile sig_atomic_t child_pid;
@@ -239,85 +255,20 @@ static int make_out_dir(struct wsr_err *err, const char *opt_out, const char *pr
 	return 0;
 }
 
-/*
- * Runs ARGV (argv[0] a path) and returns its exit status, -1 if it could not
- * run. QUIET discards its output; otherwise it inherits stdout and stderr.
- */
-static int run_wsr(struct wsr_err *err, char *const argv[], int quiet, int to_stderr)
+/* Prints where the trace is and what its packet indexes say (--no-ingest). */
+static void print_summary(const char *trace_dir, const struct trace_index *ix)
 {
-	pid_t pid;
-	int status;
-
-	if (quiet) {
-		char *output = NULL;
-		int rc = record_spawn(err, argv, &output);
-
-		free(output);
-		return rc;
-	}
-	pid = fork();
-	if (pid < 0) {
-		err_push(err, "fork: %s", strerror(errno));
-		return -1;
-	}
-	if (pid == 0) {
-		/* The report goes to our stderr: stdout is PROGRAM's alone. */
-		if (to_stderr)
-			dup2(STDERR_FILENO, STDOUT_FILENO);
-		execv(argv[0], argv);
-		fprintf(stderr, PREFIX ": error: cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			err_push(err, "waitpid: %s", strerror(errno));
-			return -1;
-		}
-	}
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/* Prints where the trace is and what it holds (the summary until the analyzer exists). */
-static int print_summary(struct wsr_err *err, const char *trace_dir)
-{
-	struct trace_stats st;
-	double secs;
-
-	if (trace_stats_read(err, trace_dir, &st) != 0) {
-		err_push(err, "reading back %s", trace_dir);
-		return -1;
-	}
 	fprintf(stderr, PREFIX ": trace: %s\n", trace_dir);
-	if (!st.found) {
+	if (ix->streams == 0) {
 		fprintf(stderr, PREFIX ": warning: no events were recorded (is PROGRAM linked with "
 				"libwsr built with -Dtracing=enabled?)\n");
-		return 0;
+		return;
 	}
-	secs = (double)(st.end_ns - st.begin_ns) / 1e9;
 	fprintf(stderr,
-		PREFIX ": %" PRIu64 " events over %.3f s (%.0f events/s, %.1f bytes/event); "
-		       "in the trace: %" PRIu64 " events discarded, %" PRIu64 " packets lost\n",
-		st.events, secs, secs > 0 ? (double)st.events / secs : 0.0,
-		st.events > 0 ? (double)st.bytes / (double)st.events : 0.0, st.discarded_events,
-		st.discarded_packets);
-	return 0;
-}
-
-/* Writes S as a JSON string (quotes, backslash and control characters escaped). */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+		PREFIX ": %" PRIu64 " streams, %" PRIu64 " packets, %" PRIu64 " bytes; "
+		       "in the trace: %" PRIu64 " events discarded, %" PRIu64 " packets lost "
+		       "(`wsr ingest` counts the events)\n",
+		ix->streams, ix->packets, ix->bytes, ix->discarded_events, ix->lost_packets);
 }
 
 /*
@@ -341,12 +292,12 @@ static int write_run_info(struct wsr_err *err, const char *dir, char **prog_argv
 		return -1;
 	}
 	fprintf(f, "{\n  \"program\": ");
-	json_str(f, prog_argv[0]);
+	json_fputs(f, prog_argv[0]);
 	fprintf(f, ",\n  \"argv\": [");
 	for (int i = 0; prog_argv[i] != NULL; i++) {
 		if (i > 0)
 			fputs(", ", f);
-		json_str(f, prog_argv[i]);
+		json_fputs(f, prog_argv[i]);
 	}
 	fprintf(f,
 		"],\n  \"vpid\": %d,\n  \"exit_status\": %d,\n  \"exit_signal\": %d,\n"
@@ -356,7 +307,7 @@ static int write_run_info(struct wsr_err *err, const char *dir, char **prog_argv
 		   ",\n",
 		opts->lossless ? "true" : "false", opts->subbuf_size, opts->num_subbuf);
 	fprintf(f, "  \"session\": ");
-	json_str(f, session);
+	json_fputs(f, session);
 	fprintf(f,
 		",\n  \"discarded_events\": %" PRIu64 ",\n  \"lost_packets\": %" PRIu64
 		",\n  \"streams\": %" PRIu64 ",\n  \"packets\": %" PRIu64
@@ -375,66 +326,29 @@ static int write_run_info(struct wsr_err *err, const char *dir, char **prog_argv
 	return 0;
 }
 
-/* 1 when `WSR SUBCOMMAND --help` exits 0, i.e. this wsr has SUBCOMMAND. */
-static int wsr_has(const char *wsr, const char *subcommand)
-{
-	char *probe[] = {(char *)wsr, (char *)subcommand, "--help", NULL};
-	struct wsr_err ignored;
-
-	err_init(&ignored);
-	return access(wsr, X_OK) == 0 && run_wsr(&ignored, probe, 1, 0) == 0;
-}
-
 /*
- * run_postprocess - the step after recording. When this `wsr` (the one
- * beside /proc/self/exe) has `ingest`, runs `wsr ingest TRACE -o
- * TRACE/trace.db` and then, if it has `report`, `wsr report TRACE/trace.db`
- * (their output goes straight to our stderr: stdout is PROGRAM's). Without `ingest`, or with
- * --no-ingest (INGEST = 0), prints the trace path and a one-line summary.
- * Returns 0 or -1.
+ * run_postprocess - the step after recording: `wsr ingest TRACE -o
+ * TRACE/trace.db`, then `wsr report TRACE/trace.db`, both in this process
+ * (ingest_main, report_main) with their output on stderr (stdout is
+ * PROGRAM's). Returns 0, or the failing step's exit status (> 0).
  */
-static int run_postprocess(struct wsr_err *err, const char *trace_dir, int ingest)
+static int run_postprocess(struct wsr_err *err, const char *trace_dir)
 {
-	char self[PATH_MAX], wsr[PATH_MAX + 8], db[PATH_MAX + 16];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
+	struct ingest_opts o = {.timeout_s = 30, .progress = isatty(STDERR_FILENO)};
+	char db[PATH_MAX + 16];
 	int rc;
 
-	if (n <= 0) {
-		err_push(err, "readlink /proc/self/exe: %s", strerror(errno));
-		return -1;
-	}
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (slash != NULL)
-		*slash = '\0';
-	snprintf(wsr, sizeof(wsr), "%s/wsr", self);
 	snprintf(db, sizeof(db), "%s/trace.db", trace_dir);
-	if (!ingest || !wsr_has(wsr, "ingest"))
-		return print_summary(err, trace_dir);
-
 	fprintf(stderr, PREFIX ": trace: %s\n", trace_dir);
-	{
-		char *argv[] = {wsr, "ingest", (char *)trace_dir, "-o", db, NULL};
-
-		rc = run_wsr(err, argv, 0, 1);
-		if (rc != 0) {
-			err_push(err, "`wsr ingest %s -o %s` failed (exit status %d)", trace_dir, db, rc);
-			return -1;
-		}
+	rc = ingest_main(trace_dir, db, &o, false);
+	if (rc != 0) {
+		err_push(err, "`wsr ingest %s -o %s` failed (exit status %d)", trace_dir, db, rc);
+		return rc;
 	}
-	if (!wsr_has(wsr, "report")) {
-		fprintf(stderr, PREFIX ": database: %s\n", db);
-		return 0;
-	}
-	{
-		char *argv[] = {wsr, "report", db, NULL};
-
-		rc = run_wsr(err, argv, 0, 1);
-		if (rc != 0) {
-			err_push(err, "`wsr report %s` failed (exit status %d)", db, rc);
-			return -1;
-		}
+	rc = report_main(db, stderr);
+	if (rc != 0) {
+		err_push(err, "`wsr report %s` failed (exit status %d)", db, rc);
+		return rc;
 	}
 	return 0;
 }
@@ -493,15 +407,64 @@ static pid_t spawn_paused(struct wsr_err *err, char **prog_argv, int lossless,
 	return pid;
 }
 
+struct run_args {
+	struct record_opts opts;
+	const char *out;
+	int no_ingest;
+};
+
+static int run_opt(void *ctx, int key, const char *arg)
+{
+	struct run_args *a = ctx;
+
+	switch (key) {
+	case OPT_LOSSLESS:
+		a->opts.lossless = 1;
+		break;
+	case OPT_NO_INGEST:
+		a->no_ingest = 1;
+		break;
+	case 'o':
+		if (*arg == '\0') {
+			fprintf(stderr, PREFIX ": error: --out needs a value\n");
+			return 2;
+		}
+		a->out = arg;
+		break;
+	case OPT_SUBBUF_SIZE:
+		if (parse_size(arg, &a->opts.subbuf_size) != 0 || !is_pow2(a->opts.subbuf_size) ||
+		    a->opts.subbuf_size < 4096) {
+			fprintf(stderr,
+				PREFIX ": error: --subbuf-size '%s': want a power of two >= 4k, "
+				       "e.g. 4M\n",
+				arg);
+			return 2;
+		}
+		break;
+	case OPT_NUM_SUBBUF:
+		if (parse_size(arg, &a->opts.num_subbuf) != 0 || !is_pow2(a->opts.num_subbuf) ||
+		    a->opts.num_subbuf < 2) {
+			fprintf(stderr,
+				PREFIX
+				": error: --num-subbuf '%s': want a power of two >= 2, e.g. 8\n",
+				arg);
+			return 2;
+		}
+		break;
+	}
+	return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
-	struct record_opts opts = {RECORD_DEFAULT_SUBBUF_SIZE, RECORD_DEFAULT_NUM_SUBBUF, 0};
+	struct run_args ra = {{RECORD_DEFAULT_SUBBUF_SIZE, RECORD_DEFAULT_NUM_SUBBUF, 0}, NULL, 0};
+	struct record_opts opts;
 	struct wsr_err err;
-	const char *opt_out = NULL;
+	const char *opt_out;
 	char **prog_argv = NULL;
 	char dir[PATH_MAX], session[96];
 	int go_fd = -1, exec_fd = -1, session_made = 0, child_ran = 0, record_failed = 0;
-	int no_ingest = 0;
+	int no_ingest;
 	int status = 0, exit_code = 1, rc;
 	pid_t sessiond = 0, pid = -1, watchdog = -1;
 	int watchdog_fd = -1;
@@ -512,64 +475,17 @@ int cmd_run(int argc, char **argv)
 	pid_t child_pid_saved = -1;
 	sigset_t stop_sigs, old_mask;
 	int mask_saved = 0;
-	int i, c;
+	int i;
 
 	err_init(&err);
 
-	optind = 1;
-	opterr = 0;
-	/* "+": options end at PROGRAM, whose own options are its own. */
-	while ((c = getopt_long(argc, argv, "+:h", run_options, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			fputs(run_usage, stdout);
-			return 0;
-		case 'l':
-			opts.lossless = 1;
-			break;
-		case 'n':
-			no_ingest = 1;
-			break;
-		case 'o':
-			if (*optarg == '\0') {
-				fprintf(stderr, PREFIX ": error: --out needs a value\n");
-				goto usage;
-			}
-			opt_out = optarg;
-			break;
-		case 's':
-			if (parse_size(optarg, &opts.subbuf_size) != 0 ||
-			    !is_pow2(opts.subbuf_size) || opts.subbuf_size < 4096) {
-				fprintf(stderr,
-					PREFIX
-					": error: --subbuf-size '%s': want a power of two >= 4k, "
-					"e.g. 4M\n",
-					optarg);
-				goto usage;
-			}
-			break;
-		case 'N':
-			if (parse_size(optarg, &opts.num_subbuf) != 0 ||
-			    !is_pow2(opts.num_subbuf) || opts.num_subbuf < 2) {
-				fprintf(stderr,
-					PREFIX
-					": error: --num-subbuf '%s': want a power of two >= 2, "
-					"e.g. 8\n",
-					optarg);
-				goto usage;
-			}
-			break;
-		default:
-			err_option(PREFIX, c, argv[optind - 1], stderr);
-			goto usage;
-		}
-	}
-	i = optind;
-	if (i >= argc) {
-		fprintf(stderr, PREFIX ": error: no PROGRAM to run\n");
-		goto usage;
-	}
+	rc = cli_parse(&run_cli, argc, argv, run_opt, &ra, &i);
+	if (rc >= 0)
+		return rc;
 	prog_argv = argv + i;
+	opts = ra.opts;
+	opt_out = ra.out;
+	no_ingest = ra.no_ingest;
 
 	rc = make_out_dir(&err, opt_out, prog_argv[0], dir, sizeof(dir));
 	if (rc != 0) {
@@ -734,15 +650,16 @@ restore:
 			       " packets; figures that depend on them are incomplete (raise "
 			       "--subbuf-size/--num-subbuf%s)\n",
 			ix.discarded_events, ix.lost_packets, opts.lossless ? "" : " or use --lossless");
-	if (run_postprocess(&err, dir, !no_ingest) != 0) {
+	if (no_ingest) {
+		print_summary(dir, &ix);
+	} else if ((rc = run_postprocess(&err, dir)) != 0) {
 		record_failed = 1;
+		/* A stop signal interrupted the ingest: say so as a shell would (128 + N). */
+		if (rc > 128 && exit_code == 0)
+			exit_code = rc;
 		goto fail;
 	}
 	goto out;
-
-usage:
-	fputs(run_usage, stderr);
-	return 2;
 
 fail:
 	record_failed = 1;
