@@ -1940,9 +1940,12 @@ static int sq_feed(struct derive *dv, const struct wsr_rec *r, const struct sq_b
 	}
 	bool sysmon = r->ev == EV_RETAKE || r->ev == EV_HANDOFF || r->ev == EV_PREEMPT ||
 		      r->ev == EV_SCHEDTRACE;
+	/* Not "qualifying" for rule (c): what an M emits between taking a G
+	 * and its g_run (schedcheck.c). */
+	bool aside = r->ev == EV_SPIN_STOP || r->ev == EV_STEAL_SCAN || r->ev == EV_SPIN_START ||
+		     r->ev == EV_M_UNPARK || r->ev == EV_P_BUSY || r->ev == EV_M_CREATE;
 	return schedcheck_event(dv->sc, (int64_t)dv->events - 1, r->ts, sysmon ? -1 : r->m,
-				r->ev == EV_RUNQPUT,
-				r->ev != EV_SPIN_STOP && r->ev != EV_STEAL_SCAN, ch, n);
+				r->ev == EV_RUNQPUT, !aside, ch, n);
 }
 
 /* Integers of the JSON array at "key":[...] in the schedtrace record (at

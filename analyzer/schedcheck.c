@@ -20,9 +20,11 @@
  *   (b) a pre-announced event on q with ts <= b whose emitter's next event,
  *       of any kind, is after b (its store may not have happened yet): -d;
  *   (c) a post-announced event on q with ts > e whose emitter's previous
- *       event, spin_stop and steal_scan aside (they come between a change
- *       and its event), is at or before e (the change may precede the
- *       loads): +d.
+ *       event, spin_stop, steal_scan and the wakeup it makes of another M
+ *       aside (they come between a change and its event: a spinning M that
+ *       took a G stops spinning and wakes a spinner, spin_start, m_unpark,
+ *       p_busy, m_create, before its g_run), is at or before e (the change
+ *       may precede the loads): +d.
  * The emitter of sysmon's events (retake, handoff, preempt, schedtrace) and
  * of other events without an M is one pseudo-M, -1. In traces of runtimes
  * before 2026-12-01 one change was made by another thread on an M's behalf
@@ -62,7 +64,7 @@ struct hent {
 	int64_t ts, id, value; /* value after the change */
 	int64_t delta;
 	int64_t next_ts;   /* pre-announced: the emitter's next event (INT64_MAX: none yet) */
-	int64_t prev_qual; /* the emitter's previous event (spin_stop, steal_scan aside) */
+	int64_t prev_qual; /* the emitter's previous event (see (c) above for what is aside) */
 	bool pre;
 };
 

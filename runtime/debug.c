@@ -14,6 +14,10 @@
  *   runnextpause=US pause before stealing a runnext G (3)
  *   backlog=N       global-queue Gs per P past which wsr_go preempts its
  *                   caller behind them (4096; 0: never, as Go)
+ *   policy=NAME     the local queues: go (the default: ring, runnext,
+ *                   half-steals) or deque (a Chase-Lev deque per P: the
+ *                   owner pushes and pops the newest, thieves take the
+ *                   oldest, one at a time; runq.c)
  * Unknown keys and bad values are reported on stderr and ignored.
  *
  * Invariants:
@@ -132,6 +136,17 @@ static void stats_at_exit(void)
 	wsr__unlock(&wsr__sched.lock);
 }
 
+static bool parse_policy(const char *v, uint8_t *policy)
+{
+	if (strcmp(v, "go") == 0)
+		*policy = WSR_POLICY_GO;
+	else if (strcmp(v, "deque") == 0)
+		*policy = WSR_POLICY_DEQUE;
+	else
+		return false;
+	return true;
+}
+
 void wsr__debug_init(void)
 {
 	const char *env = getenv("WSRDEBUG");
@@ -147,6 +162,7 @@ void wsr__debug_init(void)
 	wsr__sched.stealrounds = 4;
 	wsr__sched.runnextpause_us = 3;
 	wsr__sched.backlog_per_p = 4096;
+	wsr__sched.policy = WSR_POLICY_GO;
 	wsr__sched.stacksize = 256 * 1024;
 	if (env == NULL || *env == '\0')
 		return;
@@ -186,6 +202,8 @@ void wsr__debug_init(void)
 		else if (strcmp(tok, "backlog") == 0)
 			ok = parse_int(v, 0, 1 << 24, &n) &&
 			     (wsr__sched.backlog_per_p = (int32_t)n, true);
+		else if (strcmp(tok, "policy") == 0)
+			ok = parse_policy(v, &wsr__sched.policy);
 		else
 			fprintf(stderr, "wsr: WSRDEBUG: ignoring unknown key '%s'\n", tok);
 		if (!ok)

@@ -25,12 +25,19 @@
 
 #include "atomic.h"
 #include "ctx.h"
+#include "deque.h"
 #include "lock.h"
 #include "san.h"
 #include "throw.h"
 #include "trace.h"
 
 #define WSR_RUNQ_SIZE	    256
+
+/* The scheduling policies (WSRDEBUG=policy; docs/tracepoints.md, "Policies"). */
+enum wsr_policy {
+	WSR_POLICY_GO,	  /* Go's ring, runnext, half-steals (the default) */
+	WSR_POLICY_DEQUE, /* a Chase-Lev deque per P: LIFO own, FIFO steal of one */
+};
 #define WSR_STACKCACHE_MAX  32  /* stacks kept per P */
 /* Dead Gs kept per P before half go global. 256 (was 64): when one P spawns
  * and another runs and frees the Gs, each move through sched.gflock carries
@@ -146,6 +153,13 @@ struct wsr_p {
 	_Atomic(struct wsr_g *) runq[WSR_RUNQ_SIZE];
 	/* owner sets non-NULL; anyone may CAS it to NULL (runnext steal). */
 	_Atomic(struct wsr_g *) runnext;
+	/* The local queue under policy=deque instead of the ring and runnext
+	 * (runq.c); its own rules in deque.h. All zero is an empty deque. */
+	struct wsr_deque dq;
+	/* policy=deque: the G last put with next (readied by the running G);
+	 * popped next, it inherits the time slice as a runnext G does. Owner
+	 * only; a hint (the G may have been stolen since). */
+	struct wsr_g *dq_next;
 
 	/* Dead Gs, a stack (top at gfreecnt - 1); owner. An array, so a spawn can
 	 * prefetch the G it will take next without loading the one it takes. */
@@ -226,6 +240,7 @@ struct wsr_sched {
 	int32_t globalcheck;	     /* check the global queue every N ticks (61) */
 	int32_t stealrounds;	     /* stealWork rounds (4) */
 	int32_t runnextpause_us;     /* pause before stealing runnext (3) */
+	uint8_t policy;		     /* enum wsr_policy: WSRDEBUG=policy (go) */
 	/* Gs the global queue may hold per P before wsr_go preempts its caller
 	 * behind them (runq.c, g.c): a spawn loop faster than the Ps drain it
 	 * otherwise queues without bound, 128 bytes per G. 0: no bound (Go). */

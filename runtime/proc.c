@@ -389,8 +389,10 @@ WSR_TRACE_BODY void execute_body(struct wsr_m *mp, struct wsr_g *gp, bool inheri
 	store_relaxed(&gp->status, G_RUNNING);
 	if (!inherit)
 		store_relaxed(&pp->schedtick, load_relaxed(&pp->schedtick) + 1);
-	else
+	else if (wsr__sched.policy != WSR_POLICY_DEQUE)
 		src = SRC_RUNNEXT; /* only runnext hands down a time slice (see schedule) */
+	/* (policy=deque: a G readied by the last one inherits its slice too, but
+	 * it came from the deque, and the trace says so: runq.c.) */
 	if (gp->readysrc != 0) {
 		src = gp->readysrc;
 		gp->readysrc = 0;
@@ -479,6 +481,19 @@ WSR_TRACE_BODY void gosched_body(struct wsr_m *mp, struct wsr_g *gp, bool traced
 	WSR_TRACE_IF(traced, g_stop, &mp->stats, mp->p->id, mp->id, gp->goid, WR_YIELD);
 	dropg(mp, gp);
 	store_relaxed(&gp->status, G_RUNNABLE);
+	if (wsr__sched.policy == WSR_POLICY_DEQUE) {
+		/* The owner's end of a deque is the next G it runs: a yield put
+		 * there would run again at once. It goes behind everyone, to the
+		 * global queue, as Go's Gosched does. */
+		uint32_t glen;
+
+		wsr__lock(&wsr__sched.lock);
+		wsr__globrunqput(gp);
+		glen = (uint32_t)load_relaxed(&wsr__sched.runqsize);
+		wsr__unlock(&wsr__sched.lock);
+		WSR_TRACE_IF(traced, globrunq_put, &mp->stats, mp->p->id, mp->id, gp->goid, glen);
+		return;
+	}
 	wsr__runqput(mp, mp->p, gp, false);
 }
 
@@ -734,7 +749,7 @@ top:
 	/* local runq */
 	gp = wsr__runqget(pp, inherit);
 	if (gp != NULL) {
-		*src = *inherit ? SRC_RUNNEXT : SRC_LOCAL;
+		*src = *inherit && wsr__sched.policy != WSR_POLICY_DEQUE ? SRC_RUNNEXT : SRC_LOCAL;
 		return gp;
 	}
 

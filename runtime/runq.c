@@ -17,6 +17,16 @@
  *   - Any P may consume: load-acquire head and tail, read the slots (relaxed),
  *     then CAS-release head to commit; a failed CAS retries from scratch.
  *   - runnext is taken by CAS, by the owner (runqget) or a thief (last steal round).
+ * Policy deque (WSRDEBUG=policy=deque): each P's local queue is its Chase-Lev
+ * deque (deque.c) instead of the ring and runnext, behind the same functions.
+ * The owner pushes and pops the newest G (so the G just made runnable runs
+ * next, as runnext would give it, but without a slot of its own and without
+ * inheriting the time slice); a thief takes the oldest, one per steal. A
+ * full deque spills its 128 oldest and the new G to the global queue, as
+ * the ring does. The events are the same: runqput (next = 0), runq_spill,
+ * steal (n = 1, runnext = 0); the analyzer counts the queue the same way.
+ * The push's seq_cst bottom store is the submitter's half of the Dekker
+ * pair with wakep, as the ring's tail store is.
  * Tracepoints: runqput, runq_spill, steal.
  */
 #include "config.h"
@@ -35,6 +45,11 @@ struct putev {
 	uint8_t next;
 	struct wsr_g *kicked;
 };
+
+static bool policy_deque(void)
+{
+	return wsr__sched.policy == WSR_POLICY_DEQUE;
+}
 
 /* Always inlined, and traced only in the traced copy of wsr__runqput (see
  * trace.h): out of line, the cold probe call made it a function with a frame
@@ -164,6 +179,57 @@ WSR_TRACE_BODY void runqput_body(struct wsr_m *mp, struct wsr_p *pp, struct wsr_
 		runqput_tail(mp, pp, kicked, NULL, traced);
 }
 
+/* policy=deque: moves the 128 oldest Gs of the full deque and gp to the
+ * global queue (thieves may take some meanwhile: fewer move), announcing the
+ * spill and then gp's put under sched.lock, as runqputslow does. */
+static void dq_putslow(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, bool traced)
+{
+	struct wsr_g *batch[WSR_DEQUE_SIZE / 2 + 1];
+	struct putev ev = {gp, 0, NULL};
+	uint32_t n = 0;
+	int32_t glen;
+
+	while (n < WSR_DEQUE_SIZE / 2) {
+		enum wsr_steal_result r = wsr__deque_steal(&pp->dq, &batch[n]);
+
+		if (r == WSR_STEAL_OK)
+			n++;
+		else if (r == WSR_STEAL_EMPTY)
+			break;
+	}
+	batch[n] = gp;
+	wsr__lock(&wsr__sched.lock);
+	wsr__globrunqputbatch(batch, n + 1);
+	glen = load_relaxed(&wsr__sched.runqsize);
+	if (wsr__sched.backlog_per_p != 0 &&
+	    glen > (int64_t)wsr__sched.backlog_per_p * wsr__sched.gomaxprocs)
+		mp->backlog = true;
+	WSR_TRACE_IF(traced, runq_spill, &mp->stats, pp->id, mp->id, n + 1, (uint32_t)glen);
+	emit_put(mp, pp, &ev, wsr__deque_len(&pp->dq), traced);
+	wsr__unlock(&wsr__sched.lock);
+}
+
+/* policy=deque: gp at the bottom, announced before the push makes it
+ * visible (as runqput_tail). The newest G is the owner's next anyway; next
+ * only marks it to inherit the time slice when popped (dq_next), so that a
+ * pair handing a token back and forth shares one slice and sysmon can
+ * preempt it, as Go's runnext does (TestPingPongHog). */
+static void dq_put(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, bool next, bool traced)
+{
+	struct putev ev = {gp, 0, NULL};
+	uint32_t len = wsr__deque_len(&pp->dq);
+
+	if (len >= WSR_DEQUE_SIZE) {
+		dq_putslow(mp, pp, gp, traced);
+		return;
+	}
+	pp->dq_next = next ? gp : NULL;
+	emit_put(mp, pp, &ev, len + 1, traced);
+	/* Only the owner pushes and thieves only shrink it: room stays. */
+	if (!wsr__deque_push(&pp->dq, gp))
+		wsr__throw("runqput: deque full after its length was checked");
+}
+
 WSR_TRACED_COPY void runqput_traced(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, bool next)
 {
 	runqput_body(mp, pp, gp, next, true);
@@ -171,6 +237,10 @@ WSR_TRACED_COPY void runqput_traced(struct wsr_m *mp, struct wsr_p *pp, struct w
 
 void wsr__runqput(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, bool next)
 {
+	if (policy_deque()) {
+		dq_put(mp, pp, gp, next, WSR_TRACE_ENABLED(runqput));
+		return;
+	}
 	/* Two copies (trace.h). */
 	if (WSR_TRACE_ENABLED(runqput)) {
 		runqput_traced(mp, pp, gp, next);
@@ -190,6 +260,12 @@ void wsr__runqput_batch(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *const 
 	(void)mp;
 	if (n == 0)
 		return;
+	if (policy_deque()) {
+		for (i = 0; i < n; i++)
+			if (!wsr__deque_push(&pp->dq, gs[i]))
+				wsr__throw("runqput_batch: deque overflow");
+		return;
+	}
 	if (t - h + n > WSR_RUNQ_SIZE)
 		wsr__throw("runqput_batch: runq overflow");
 	for (i = 0; i < n; i++)
@@ -200,6 +276,19 @@ void wsr__runqput_batch(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *const 
 	store_seq(&pp->runqtail, t + n);
 }
 
+/* policy=deque: the newest G (see dq_put for inherit). */
+static struct wsr_g *dq_get(struct wsr_p *pp, bool *inherit)
+{
+	struct wsr_g *gp = wsr__deque_pop(&pp->dq);
+
+	*inherit = gp != NULL && gp == pp->dq_next;
+	pp->dq_next = NULL;
+	return gp;
+}
+
+/* Under policy=deque the ring and runnext stay empty, so the policy is
+ * looked at only where the ring is found empty: the go policy's gets pay
+ * nothing for it. */
 struct wsr_g *wsr__runqget(struct wsr_p *pp, bool *inherit)
 {
 	struct wsr_g *next = load_relaxed(&pp->runnext);
@@ -217,7 +306,7 @@ struct wsr_g *wsr__runqget(struct wsr_p *pp, bool *inherit)
 		struct wsr_g *gp;
 
 		if (t == h)
-			return NULL;
+			return policy_deque() ? dq_get(pp, inherit) : NULL;
 		gp = load_relaxed(&pp->runq[h % WSR_RUNQ_SIZE]);
 		/* CAS-release commits the consume. */
 		if (cas_rel(&pp->runqhead, &h, h + 1)) {
@@ -286,10 +375,24 @@ static uint32_t runqgrab(struct wsr_m *mp, struct wsr_p *pp, _Atomic(struct wsr_
 struct wsr_g *wsr__runqsteal(struct wsr_m *mp, struct wsr_p *pp, struct wsr_p *p2,
 			     bool stealrunnext, uint32_t *np, bool *gotnext)
 {
-	uint32_t t = load_relaxed(&pp->runqtail);
-	uint32_t n = runqgrab(mp, p2, pp->runq, t, stealrunnext, gotnext);
+	uint32_t t, n, h;
 	struct wsr_g *gp;
-	uint32_t h;
+
+	if (policy_deque()) {
+		/* One G, the oldest; a lost race is retried while there is any. */
+		enum wsr_steal_result r;
+
+		*gotnext = false;
+		*np = 0;
+		while ((r = wsr__deque_steal(&p2->dq, &gp)) == WSR_STEAL_LOST)
+			cpu_relax();
+		if (r != WSR_STEAL_OK)
+			return NULL;
+		*np = 1;
+		return gp;
+	}
+	t = load_relaxed(&pp->runqtail);
+	n = runqgrab(mp, p2, pp->runq, t, stealrunnext, gotnext);
 
 	*np = n;
 	if (n == 0)
@@ -309,6 +412,12 @@ struct wsr_g *wsr__runqsteal(struct wsr_m *mp, struct wsr_p *pp, struct wsr_p *p
 
 bool wsr__runqempty(struct wsr_p *pp)
 {
+	if (policy_deque()) {
+		/* seq_cst, top then bottom, as a steal reads them. */
+		int64_t t = load_seq(&pp->dq.top);
+
+		return load_seq(&pp->dq.bottom) <= t;
+	}
 	/* Same retry loop as Go: runnext may move to the ring between the loads. */
 	for (;;) {
 		uint32_t head = load_seq(&pp->runqhead);
@@ -322,6 +431,8 @@ bool wsr__runqempty(struct wsr_p *pp)
 
 uint32_t wsr__runqlen(struct wsr_p *pp)
 {
+	if (policy_deque())
+		return wsr__deque_len(&pp->dq);
 	uint32_t h = load_relaxed(&pp->runqhead);
 	uint32_t t = load_relaxed(&pp->runqtail);
 	uint32_t n = t - h;

@@ -574,6 +574,42 @@ WSR_TEST(derive_schedtrace_fields_racing)
 	ASSERT_EQ(q1("SELECT explained FROM schedtrace_check WHERE ts = 141"), 1);
 }
 
+/* An M that took a G from its ring (no event yet) wakes another M before its
+ * g_run: the wakeup's events (p_busy here) come between the change and its
+ * event, so a snapshot read between them is explained by the g_run (rule (c)
+ * of schedcheck.c sets them aside; seen at 2 Ps, a timer's G taken by a
+ * spinning M that the kernel then descheduled). */
+WSR_TEST(derive_schedtrace_change_before_wakeup)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(2), I(256));
+	EV(EV_P_IDLE, 101, 1, 0, I(1));
+	EV(EV_G_CREATE, 110, 0, 0, I(1), I(0));
+	EV(EV_RUNQPUT, 111, 0, 0, I(1), I(0), I(0), I(1));
+	EV(EV_G_CREATE, 112, 0, 0, I(2), I(0));
+	EV(EV_RUNQPUT, 113, 0, 0, I(2), I(0), I(0), I(2));
+	EV(EV_STEAL_SCAN, 115, 0, 0, I(1), I(0), I(0));
+	/* M0 takes G1 from its ring at ~135; the snapshot reads ring 1 at 140 */
+	ASSERT_EQ(sched_ev(141, "{\"gomaxprocs\":2,\"idleprocs\":1,\"threads\":1,"
+				"\"spinningthreads\":0,\"needspinning\":0,\"idlethreads\":0,"
+				"\"runqueue\":0,\"runq\":[1,0],\"schedticks\":[0,0],"
+				"\"read_ts\":[140,140]}"),
+		  0);
+	EV(EV_P_BUSY, 145, 1, 0, I(0));
+	EV(EV_G_RUN, 150, 0, 0, I(1), I(WSR_SOURCE_LOCAL), I(0));
+	finish();
+	ASSERT_EQ(q1("SELECT recon FROM schedtrace_fields WHERE snap_ts = 141 AND field = 'runq' "
+		     "AND p = 0"),
+		  2);
+	ASSERT_EQ(q1("SELECT explained FROM schedtrace_fields WHERE snap_ts = 141 AND field = "
+		     "'runq' AND p = 0"),
+		  1);
+	ASSERT_EQ(q1("SELECT e.name = 'g_run' AND e.ts = 150 FROM schedtrace_fields f, "
+		     "json_each(f.racing) j JOIN events e ON e.id = j.value WHERE f.snap_ts = 141 "
+		     "AND f.field = 'runq' AND f.p = 0"),
+		  1);
+}
+
 /* Gs readied by the poller keep the source netpoll wherever they went: the
  * first ran directly (no queue), the others went to the global queue and a
  * global get moved one of them into the ring: its run empties the ring. */

@@ -344,8 +344,22 @@ def _group(d):
 
 # ---- (e) schedtrace -------------------------------------------------------------------
 
-def check_schedtrace(db, label, counts, err):
+# Cases that run long enough (tens of ms at 2 ms a snapshot) that a run with
+# no snapshot means a fault, not a sysmon that never got a CPU; the short
+# cases (the abnormal ends, a few ms) may see none on a loaded machine.
+LONG_CASES = ('sched', 'chaos', 'io')
+
+
+def check_schedtrace(db, label, counts, err, stats, case):
     n = counts.get('schedtrace', 0)
+    if n == 0 and case not in LONG_CASES:
+        # Nothing to compare. Whether the trace holds every snapshot the
+        # runtime emitted is check_counts' business (the stats line).
+        note('%s: (e) no schedtrace snapshot in this run (the runtime%s); nothing to compare'
+             % (label, ' emitted none: its sysmon did not tick during the run'
+                if stats is not None and stats.get('schedtrace') == 0 else
+                ' printed no stats line to say whether it emitted any'))
+        return
     if not ok(n > 0, '%s: (e) the runtime emitted schedtrace snapshots' % label, n):
         return
     cur = db.execute('SELECT * FROM schedtrace_check ORDER BY ts')
@@ -462,14 +476,16 @@ def lossless(wsr, tmp, case, exe, procs, seen, trans):
         check_tiling(db, label)
         check_running(db, label)
         check_tids(db, label)
-        check_schedtrace(db, label, counts, err)
+        check_schedtrace(db, label, counts, err, stats, case)
         report_bounds(wsr, dbpath, label, int(meta(db, 'gomaxprocs')))
     finally:
         db.close()
 
 
 def debug_env(dbg):
-    parts = ['stats=1', 'schedtrace=%d' % SCHEDTRACE_MS]
+    # The caller's knobs (WSRDEBUG=policy=deque, say) first; ours win.
+    parts = [p for p in os.environ.get('WSRDEBUG', '').split(',') if p]
+    parts += ['stats=1', 'schedtrace=%d' % SCHEDTRACE_MS]
     if dbg:
         seed = os.environ.get('WSR_SEED', '7')
         note('chaos seed %s (WSR_SEED=N to change it)' % seed)

@@ -161,8 +161,12 @@ static void run(int procs)
 	const char *s = getenv("WSR_SEED");
 	unsigned long long seed = (s != NULL ? strtoull(s, NULL, 10) : 20261129ULL) + (unsigned)procs;
 	long n, i;
-	char buf[64];
+	char buf[256];
 	uint64_t want = 0;
+	/* Keep the caller's other knobs (a policy=, say), the seed last. */
+	static char inherited[128];
+	if (inherited[0] == '\0' && getenv("WSRDEBUG") != NULL)
+		snprintf(inherited, sizeof(inherited), "%s,", getenv("WSRDEBUG"));
 
 	scale = wsrtest_scale();
 	n = 100000 * scale;
@@ -172,7 +176,7 @@ static void run(int procs)
 	ASSERT(seen != NULL);
 	snprintf(buf, sizeof(buf), "%d", procs);
 	setenv("WSRMAXPROCS", buf, 1);
-	snprintf(buf, sizeof(buf), "chaos=%llu", seed);
+	snprintf(buf, sizeof(buf), "%schaos=%llu", inherited, seed);
 	setenv("WSRDEBUG", buf, 1);
 	printf("# WSRMAXPROCS=%d WSRDEBUG=%s\n", procs, buf);
 	wsrtest_watchdog(100, "chaos storm");
