@@ -21,7 +21,7 @@
  * Invariants:
  *   - DIR is created here (it must not exist, or be empty); nothing outside
  *     it is written. A failed run stops the sweep with its exit status.
- * Exit status: 0, 1 when a run or a file failed, 2 on a usage error.
+ * Exit status: 0, 1 when a run, a file or stdout failed, 2 on a usage error.
  * Concurrency: single-threaded; the runs are sequential.
  */
 #include "config.h"
@@ -231,6 +231,30 @@ out:
 	return ret;
 }
 
+/* s as HTML text (element content or attribute value). The same rules as
+ * report.c's xml_text: both belong in the analyzer's string helpers. */
+static void html_text(FILE *f, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		switch (s[i]) {
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		default:
+			fputc(s[i], f);
+		}
+	}
+}
+
 static double minf(double a, double b)
 {
 	return a < b ? a : b;
@@ -282,7 +306,10 @@ static void write_md(FILE *f, const struct point *pts, int n, int ncpu, char **p
 		ncpu, ncpu == 1 ? "" : "s");
 }
 
-static void write_html(FILE *f, const struct point *pts, int n, int ncpu, char **prog)
+/* The page; the markdown table goes in a <pre>, escaped (the program's name
+ * is the user's: it may hold '<' or '&'). Returns -1 if the table could not
+ * be rendered (out of memory). */
+static int write_html(FILE *f, const struct point *pts, int n, int ncpu, char **prog)
 {
 	static const char *const names[] = {"observed speed-up", "perfect linear speed-up",
 					    "span bound", "burdened bound", "greedy guarantee"};
@@ -301,14 +328,7 @@ static void write_html(FILE *f, const struct point *pts, int n, int ncpu, char *
 #define X(p) (L + ((p)-1) / (xmax > 1 ? xmax - 1 : 1) * (W - L - R))
 #define Y(v) (H - B - (v) / ymax * (H - T - B))
 	fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>wsr scale: ");
-	for (const char *c = prog[0]; *c != '\0'; c++) {
-		if (*c == '<')
-			fputs("&lt;", f);
-		else if (*c == '&')
-			fputs("&amp;", f);
-		else
-			fputc(*c, f);
-	}
+	html_text(f, prog[0], strlen(prog[0]));
 	fprintf(f, "</title>\n<style>body{font-family:sans-serif;margin:2em}"
 		   "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;"
 		   "text-align:right}</style></head><body>\n<h1>wsr scale</h1>\n");
@@ -365,9 +385,21 @@ static void write_html(FILE *f, const struct point *pts, int n, int ncpu, char *
 			W - R + 12, T + 10 + 18.0 * s, W - R + 36, T + 10 + 18.0 * s, colors[s],
 			W - R + 40, T + 14 + 18.0 * s, names[s]);
 	}
+	char *md = NULL;
+	size_t mdlen = 0;
+	FILE *mf = open_memstream(&md, &mdlen);
+	if (mf == NULL)
+		return -1;
+	write_md(mf, pts, n, ncpu, prog);
+	if (fclose(mf) != 0) {
+		free(md);
+		return -1;
+	}
 	fprintf(f, "</svg>\n<pre>\n");
-	write_md(f, pts, n, ncpu, prog);
+	html_text(f, md, mdlen);
 	fprintf(f, "</pre>\n</body></html>\n");
+	free(md);
+	return 0;
 #undef X
 #undef Y
 }
@@ -436,13 +468,24 @@ int cmd_scale(int argc, char **argv)
 		goto fail;
 	}
 	write_md(md, pts, n, ncpu, prog);
-	write_html(html, pts, n, ncpu, prog);
+	if (write_html(html, pts, n, ncpu, prog) < 0) {
+		err_push(&err, "out of memory rendering %s/scale.html", dir);
+		fclose(md);
+		fclose(html);
+		goto fail;
+	}
 	if (fclose(md) != 0 || fclose(html) != 0) {
 		err_push(&err, "writing %s: %s", dir, strerror(errno));
 		goto fail;
 	}
 	write_md(stdout, pts, n, ncpu, prog);
 	printf("\nwrote %s/scale.html and %s/scale.md\n", dir, dir);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		/* The files are written; the table on stdout is lost (a full disk, a
+		 * closed pipe): say so rather than exit 0. */
+		err_push(&err, "writing the table to stdout: %s", strerror(errno));
+		goto fail;
+	}
 	return 0;
 fail:
 	err_print(&err, "wsr scale", stderr);
