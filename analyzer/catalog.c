@@ -1,10 +1,13 @@
 /*
- * catalog.c - the wsr event catalog as the analyzer stores it (see rec.h and
- * sql/schema.sql event_fields, which must agree with this table).
+ * catalog.c - the wsr event catalog as the analyzer stores it (see rec.h).
  *
- * Invariants: one entry per enum wsr_ev in the same order; every field named
- * here exists in tracepoints/wsr_tp.h (tests/analyzer checks the decoded
- * database against event_fields).
+ * Invariants: every table here is expanded from the X-macros that the build
+ * generates from tracepoints/catalog.toml (wsr_catalog.h), the source of the
+ * provider (tracepoints/wsr_tp.h) and of sql/schema.sql's event_fields too:
+ * one entry per enum wsr_ev, in its order, and every field named here is one
+ * of the provider's (tests/tracing/catalog_drift.py checks the built analyzer
+ * and provider against the catalog). At most one event has JSON fields
+ * (gen_catalog.py refuses more), so they are one array.
  * Concurrency: read-only data.
  */
 #include "config.h"
@@ -13,40 +16,25 @@
 
 #include "rec.h"
 
+static const struct wsr_json_field json_fields[] = {
+#define WSR_JSON_FIELD(field, clock) {#field, clock},
+	WSR_CAT_JSON(WSR_JSON_FIELD)
+#undef WSR_JSON_FIELD
+};
+
 const struct wsr_catalog_entry wsr_catalog[EV_COUNT] = {
-	[EV_INIT] = {"init", NULL, {"gomaxprocs", "runq_size", NULL}, 1},
-	[EV_G_CREATE] = {"g_create", "g", {"parent_g", NULL, NULL}, 0},
-	[EV_RUNQPUT] = {"runqput", "g", {"next", "kicked_g", "qlen"}, 0},
-	[EV_RUNQ_SPILL] = {"runq_spill", NULL, {"n", "global_len", NULL}, 0},
-	[EV_GLOBRUNQ_PUT] = {"globrunq_put", "g", {NULL, "global_len", NULL}, 0},
-	[EV_GLOBRUNQ_GET] = {"globrunq_get", NULL, {"n", "global_len", NULL}, 0},
-	[EV_G_RUN] = {"g_run", "g", {"source", "inherit", NULL}, 0},
-	[EV_G_STOP] = {"g_stop", "g", {"reason", NULL, NULL}, 0},
-	[EV_G_READY] = {"g_ready", "g", {"by_g", NULL, NULL}, 0},
-	[EV_STEAL] = {"steal", NULL, {"victim", "n", "runnext"}, 0},
-	[EV_STEAL_SCAN] = {"steal_scan", NULL, {"rounds", "probed", "found"}, 0},
-	[EV_SPIN_START] = {"spin_start", NULL, {"nmspinning", "found_work", NULL}, 0},
-	[EV_SPIN_STOP] = {"spin_stop", NULL, {"nmspinning", "found_work", NULL}, 0},
-	[EV_P_IDLE] = {"p_idle", NULL, {"npidle", NULL, NULL}, 0},
-	[EV_P_BUSY] = {"p_busy", NULL, {"npidle", NULL, NULL}, 0},
-	[EV_M_PARK] = {"m_park", NULL, {"nmidle", "by_m", NULL}, 0},
-	[EV_M_UNPARK] = {"m_unpark", NULL, {"nmidle", "by_m", NULL}, 0},
-	[EV_M_CREATE] = {"m_create", NULL, {"new_m", NULL, NULL}, 0},
-	[EV_SYSCALL_ENTER] = {"syscall_enter", "g", {NULL, NULL, NULL}, 0},
-	[EV_SYSCALL_EXIT] = {"syscall_exit", "g", {"fast", NULL, NULL}, 0},
-	[EV_HANDOFF] = {"handoff", "g", {"to_m", NULL, NULL}, 0},
-	[EV_RETAKE] = {"retake", "g", {"held_ns", NULL, NULL}, 0},
-	[EV_PREEMPT] = {"preempt", "g", {"ran_ns", NULL, NULL}, 0},
-	[EV_TIMER_FIRE] = {"timer_fire", "g", {NULL, NULL, NULL}, 0},
-	[EV_NETPOLL] = {"netpoll", NULL, {"n_ready", "blocking", NULL}, 0},
-	[EV_SCHEDTRACE] = {"schedtrace", NULL, {NULL, NULL, NULL}, 2},
+#define WSR_ENTRY(ev, EV, g, a1, a2, a3, text, n_json)                                             \
+	[EV_##EV] = {#ev, g, {a1, a2, a3}, text, (n_json) ? json_fields : NULL, n_json},
+	WSR_CAT_COLUMNS(WSR_ENTRY)
+#undef WSR_ENTRY
 };
 
 const char *const wsr_g_source_names[WSR_G_SOURCE_COUNT] = {
-	"runnext", "local", "global", "steal", "netpoll", "timer",
+#define WSR_ENUM_NAME(NAME, label, value) [value] = #label,
+	WSR_CAT_ENUM_G_SOURCE(WSR_ENUM_NAME)
 };
 
 const char *const wsr_g_reason_names[WSR_G_REASON_COUNT] = {
-	"yield",   "block", "sleep",  "chan",      "mutex", "syscall",
-	"preempt", "exit",  "select", "waitgroup", "io",
+	WSR_CAT_ENUM_G_REASON(WSR_ENUM_NAME)
+#undef WSR_ENUM_NAME
 };

@@ -32,23 +32,17 @@
 #include <babeltrace2/babeltrace.h>
 
 #include "decode.h"
+#include "recframe.h"
 
 #define DEC_MAX_STREAMS 4096
 #define DEC_EC_SLOTS    1024
-#define SCHED_FIELDS    10
-#define SCHED_READ_TS   9 /* read_ts: trace-clock values, stored as ns from origin */
-
-static const char *const sched_field_names[SCHED_FIELDS] = {
-	"gomaxprocs",  "idleprocs", "threads", "spinningthreads", "needspinning",
-	"idlethreads", "runqueue",  "runq",    "schedticks",      "read_ts",
-};
 
 struct ec_desc {
 	const bt_event_class *cls;
 	uint8_t ev;
 	int idx_p, idx_m, idx_g, idx_a[3], idx_extra;
 	int idx_vtid, idx_vpid; /* payload fields (wsr_tp.h), -1 in older traces */
-	int sched[SCHED_FIELDS];
+	int json[WSR_CAT_JSON_COUNT]; /* the catalog's JSON fields (schedtrace's) */
 	char *name; /* full name, for EV_FOREIGN and EV_WSR_UNKNOWN */
 };
 
@@ -211,8 +205,8 @@ static void ec_init(struct ec_desc *e, const bt_event_class *cls)
 	e->idx_extra = -1;
 	for (int k = 0; k < 3; k++)
 		e->idx_a[k] = -1;
-	for (int k = 0; k < SCHED_FIELDS; k++)
-		e->sched[k] = -1;
+	for (int k = 0; k < WSR_CAT_JSON_COUNT; k++)
+		e->json[k] = -1;
 	if (e->ev >= EV_COUNT)
 		return;
 	const struct wsr_catalog_entry *c = &wsr_catalog[e->ev];
@@ -221,11 +215,10 @@ static void ec_init(struct ec_desc *e, const bt_event_class *cls)
 	for (int k = 0; k < 3; k++)
 		if (c->a[k] != NULL)
 			e->idx_a[k] = int_member_index(pl, c->a[k]);
-	if (c->extra == 1)
-		e->idx_extra = member_index(pl, "version");
-	if (c->extra == 2)
-		for (int k = 0; k < SCHED_FIELDS; k++)
-			e->sched[k] = member_index(pl, sched_field_names[k]);
+	if (c->text != NULL)
+		e->idx_extra = member_index(pl, c->text);
+	for (int k = 0; k < c->n_json; k++)
+		e->json[k] = member_index(pl, c->json[k].name);
 }
 
 static inline int64_t field_int(const bt_field *f)
@@ -274,8 +267,7 @@ static struct sc_desc *sc_get(struct wsr_decoder *d, const bt_stream_class *sc)
 static int emit(struct wsr_decoder *d, struct wsr_rec *r, const char *extra, size_t len,
 		struct wsr_err *err)
 {
-	r->extra_len = (uint32_t)len;
-	r->size = (uint32_t)((sizeof(*r) + len + 7) & ~(size_t)7);
+	rec_frame(r, len);
 	if (d->cb(d->ctx, r, extra) < 0) {
 		err_push(err, "processing a decoded record");
 		return -1;
@@ -572,27 +564,28 @@ static int decode_event(struct wsr_decoder *d, const bt_message *msg, struct wsr
 
 	char *buf = d->buf;
 	size_t size = d->buf_size, off = 0;
-	if (e->ev == EV_INIT && e->idx_extra >= 0 && pl != NULL) {
+	const struct wsr_catalog_entry *c = e->ev < EV_COUNT ? &wsr_catalog[e->ev] : NULL;
+	if (c != NULL && c->text != NULL && e->idx_extra >= 0 && pl != NULL) {
 		const bt_field *f = member(pl, e->idx_extra);
 		if (bt_field_get_class_type(f) == BT_FIELD_CLASS_TYPE_STRING) {
 			APPEND("%s", bt_field_string_get_value(f));
 			extra_len = off + 1;
 		}
-	} else if (e->ev == EV_SCHEDTRACE && pl != NULL) {
+	} else if (c != NULL && c->n_json > 0 && pl != NULL) {
 		APPEND("{");
-		for (int k = 0; k < SCHED_FIELDS; k++) {
-			if (e->sched[k] < 0)
+		for (int k = 0; k < c->n_json; k++) {
+			if (e->json[k] < 0)
 				continue;
-			APPEND("%s\"%s\":", off > 1 ? "," : "", sched_field_names[k]);
-			if (k == SCHED_READ_TS)
-				json_read_ts(buf, size, &off, member(pl, e->sched[k]),
+			APPEND("%s\"%s\":", off > 1 ? "," : "", c->json[k].name);
+			if (c->json[k].clock)
+				json_read_ts(buf, size, &off, member(pl, e->json[k]),
 					     bt_clock_snapshot_borrow_clock_class_const(cs));
 			else
-				json_field(buf, size, &off, member(pl, e->sched[k]), 0);
+				json_field(buf, size, &off, member(pl, e->json[k]), 0);
 		}
 		APPEND("}");
 		extra_len = off + 1;
-	} else if (e->ev >= EV_COUNT) {
+	} else if (c == NULL) {
 		/* "name\0{json payload}" */
 		APPEND("%s", e->name);
 		off = off + 1 < size ? off + 1 : size - 1; /* a name that fills buf: no payload */
@@ -862,7 +855,8 @@ int decode_trace_dirs(const char *const *dirs, int ndirs, wsr_rec_cb cb, void *c
 		}
 		goto out;
 	}
-	struct wsr_rec end = {.type = REC_END, .size = sizeof(struct wsr_rec)};
+	struct wsr_rec end = {.type = REC_END};
+	rec_frame(&end, 0);
 	if (cb(ctx, &end, NULL) < 0)
 		goto out;
 	ret = 0;

@@ -15,10 +15,12 @@
  * untrusted input.
  *
  * Invariants:
- *   - The database is written to PATH.tmp and renamed to PATH only after the
- *     last message, the derivation, the indexes and the COMMIT succeeded; on
- *     any failure (or when the graph is torn down early) PATH.tmp is removed.
- *   - An existing PATH is replaced only with force=true.
+ *   - The database is written and published as `wsr ingest` does it
+ *     (publish.c): to PATH.PID.tmp, renamed to PATH only after the last
+ *     message, the derivation, the indexes and the COMMIT succeeded; on any
+ *     failure (or when the graph is torn down early) the file is removed.
+ *   - An existing PATH is replaced only with force=true, and only if it is
+ *     a wsr database.
  *   - Errors are appended to the bt2 error of the current thread as causes
  *     from this component, so the CLI prints them.
  * Concurrency: bt2 calls a component from one thread.
@@ -40,16 +42,15 @@
 #include "decode.h"
 #include "derive.h"
 #include "err.h"
+#include "publish.h"
 
 struct wsr_sink {
 	bt_self_component_sink *self;
 	bt_message_iterator *it;
 	struct wsr_decoder *dec;
 	struct derive *dv;
-	sqlite3 *db;
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	struct publish pb;
 	struct wsr_err err;
-	bool done;
 };
 
 static int sink_rec(void *ctx, const struct wsr_rec *r, const char *extra)
@@ -74,12 +75,7 @@ static void sink_cleanup(struct wsr_sink *s)
 	s->dv = NULL;
 	decoder_destroy(s->dec);
 	s->dec = NULL;
-	if (s->db != NULL) {
-		sqlite3_close(s->db);
-		s->db = NULL;
-	}
-	if (!s->done && s->tmp[0] != '\0')
-		unlink(s->tmp);
+	publish_end(&s->pb);
 }
 
 static bt_component_class_initialize_method_status
@@ -90,20 +86,21 @@ sink_init(bt_self_component_sink *self, bt_self_component_sink_configuration *co
 	const bt_value *v;
 	bool force = false;
 	int64_t vpid = 0;
-	struct stat st;
+	char path[PATH_MAX];
 
 	(void)config;
 	(void)init_data;
 	if (s == NULL)
 		return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
 	s->self = self;
+	s->pb.lock_fd = -1;
 	err_init(&s->err);
 	v = bt_value_map_borrow_entry_value_const(params, "path");
 	if (v == NULL || !bt_value_is_string(v)) {
 		err_push(&s->err, "the parameter path (string) is required: -p 'path=\"x.db\"'");
 		goto fail;
 	}
-	snprintf(s->path, sizeof(s->path), "%s", bt_value_string_get(v));
+	snprintf(path, sizeof(path), "%s", bt_value_string_get(v));
 	v = bt_value_map_borrow_entry_value_const(params, "force");
 	if (v != NULL && bt_value_is_bool(v))
 		force = bt_value_bool_get(v);
@@ -112,15 +109,9 @@ sink_init(bt_self_component_sink *self, bt_self_component_sink_configuration *co
 		vpid = bt_value_integer_signed_get(v);
 	else if (v != NULL && bt_value_is_unsigned_integer(v))
 		vpid = (int64_t)bt_value_integer_unsigned_get(v);
-	if (!force && stat(s->path, &st) == 0) {
-		err_push(&s->err, "%s exists: pass -p force=true to replace it", s->path);
+	if (publish_begin(&s->pb, path, force, "-p force=true", &s->err) < 0)
 		goto fail;
-	}
-	snprintf(s->tmp, sizeof(s->tmp), "%s.tmp", s->path);
-	unlink(s->tmp);
-	if (db_create(s->tmp, &s->db, &s->err) < 0)
-		goto fail;
-	s->dv = derive_create(s->db, s->path, &s->err);
+	s->dv = derive_create(s->pb.db, path, &s->err);
 	s->dec = decoder_create(sink_rec, s);
 	if (s->dv == NULL || s->dec == NULL) {
 		err_push(&s->err, "out of memory");
@@ -170,27 +161,10 @@ sink_graph_is_configured(bt_self_component_sink *self)
 
 static int sink_finish(struct wsr_sink *s)
 {
-	if (derive_wsr_event_count(s->dv) == 0) {
-		err_input(&s->err, "no wsr events among the %llu events received",
-			  (unsigned long long)derive_event_count(s->dv));
-		return -1;
-	}
-	if (derive_finish(s->dv, &s->err) < 0 || db_finish(s->db, &s->err) < 0)
-		return -1;
-	derive_destroy(s->dv);
-	s->dv = NULL;
-	if (sqlite3_close(s->db) != SQLITE_OK) {
-		err_push(&s->err, "closing %s: %s", s->tmp, sqlite3_errmsg(s->db));
-		s->db = NULL;
-		return -1;
-	}
-	s->db = NULL;
-	if (rename(s->tmp, s->path) < 0) {
-		err_push(&s->err, "renaming %s to %s", s->tmp, s->path);
-		return -1;
-	}
-	s->done = true;
-	return 0;
+	bool init_missing;
+
+	return publish_finish(&s->pb, &s->dv, "the trace", NULL, NULL, NULL, &init_missing,
+			      &s->err);
 }
 
 static bt_component_class_sink_consume_method_status sink_consume(bt_self_component_sink *self)

@@ -13,8 +13,9 @@
  *     REC_DISCARDED: a1 = REC_DISC_EVENTS | REC_DISC_PACKETS, a2 = count
  *     (REC_F_A2 unset if unknown), ts/g = begin/end ns (REC_F_TS/REC_F_G).
  *     REC_ERROR: extra is the decoder's message; REC_END closes the stream.
- *   - The catalog order below is the order of docs/tracepoints.md; its
- *     field names are those of tracepoints/wsr_tp.h.
+ *   - The event ids, enumerators and field mapping below are expanded from
+ *     the catalog (tracepoints/catalog.toml, through the generated
+ *     wsr_catalog.h), as the provider and docs/tracepoints.md are.
  * Concurrency: records are plain data, written by one thread (or the
  *   decoder child) and read by one.
  */
@@ -22,6 +23,8 @@
 #define WSR_ANALYZER_REC_H
 
 #include <stdint.h>
+
+#include "wsr_catalog.h"
 
 enum wsr_rec_type {
 	REC_EVENT = 1,
@@ -50,70 +53,46 @@ enum {
 	REC_DISC_PACKETS = 2
 };
 
+/* The catalog ids, in the order of tracepoints/catalog.toml (EV_INIT, ...). */
 enum wsr_ev {
-	EV_INIT,
-	EV_G_CREATE,
-	EV_RUNQPUT,
-	EV_RUNQ_SPILL,
-	EV_GLOBRUNQ_PUT,
-	EV_GLOBRUNQ_GET,
-	EV_G_RUN,
-	EV_G_STOP,
-	EV_G_READY,
-	EV_STEAL,
-	EV_STEAL_SCAN,
-	EV_SPIN_START,
-	EV_SPIN_STOP,
-	EV_P_IDLE,
-	EV_P_BUSY,
-	EV_M_PARK,
-	EV_M_UNPARK,
-	EV_M_CREATE,
-	EV_SYSCALL_ENTER,
-	EV_SYSCALL_EXIT,
-	EV_HANDOFF,
-	EV_RETAKE,
-	EV_PREEMPT,
-	EV_TIMER_FIRE,
-	EV_NETPOLL,
-	EV_SCHEDTRACE,
+#define WSR_EV_ID(ev, EV) EV_##EV,
+	WSR_CAT_EVENTS(WSR_EV_ID)
+#undef WSR_EV_ID
 	EV_COUNT,                  /* number of catalog events */
 	EV_WSR_UNKNOWN = EV_COUNT, /* a wsr: event this analyzer does not know */
 	EV_FOREIGN,                /* an event of another provider */
 };
 
-/* The g_source and g_reason enumerators (docs/tracepoints.md; the names
- * are wsr_g_source_names and wsr_g_reason_names in catalog.c). */
+/* The g_source and g_reason enumerators (WSR_SOURCE_RUNNEXT, WSR_REASON_YIELD,
+ * ...; the names are wsr_g_source_names and wsr_g_reason_names in catalog.c). */
 enum wsr_g_source {
-	WSR_SOURCE_RUNNEXT,
-	WSR_SOURCE_LOCAL,
-	WSR_SOURCE_GLOBAL,
-	WSR_SOURCE_STEAL,
-	WSR_SOURCE_NETPOLL,
-	WSR_SOURCE_TIMER,
+#define WSR_ENUM_VALUE(NAME, label, value) WSR_SOURCE_##NAME = value,
+	WSR_CAT_ENUM_G_SOURCE(WSR_ENUM_VALUE)
+#undef WSR_ENUM_VALUE
 	WSR_G_SOURCE_COUNT
 };
 
 enum wsr_g_reason {
-	WSR_REASON_YIELD,
-	WSR_REASON_BLOCK,
-	WSR_REASON_SLEEP,
-	WSR_REASON_CHAN,
-	WSR_REASON_MUTEX,
-	WSR_REASON_SYSCALL,
-	WSR_REASON_PREEMPT,
-	WSR_REASON_EXIT,
-	WSR_REASON_SELECT,
-	WSR_REASON_WAITGROUP,
-	WSR_REASON_IO,
+#define WSR_ENUM_VALUE(NAME, label, value) WSR_REASON_##NAME = value,
+	WSR_CAT_ENUM_G_REASON(WSR_ENUM_VALUE)
+#undef WSR_ENUM_VALUE
 	WSR_G_REASON_COUNT
 };
 
+/* A payload field the analyzer stores in the JSON object in extra. */
+struct wsr_json_field {
+	const char *name;
+	int clock; /* 1: a trace-clock value, stored as ns from origin */
+};
+
+/* Where the analyzer stores an event's payload fields (WSR_CAT_COLUMNS). */
 struct wsr_catalog_entry {
-	const char *name; /* without "wsr:" */
-	const char *g;    /* payload field stored in the g column, or NULL */
-	const char *a[3]; /* payload fields stored in a1..a3, or NULL */
-	int extra;        /* 1: init's version string; 2: schedtrace JSON */
+	const char *name;                  /* without "wsr:" */
+	const char *g;                     /* payload field stored in the g column, or NULL */
+	const char *a[3];                  /* payload fields stored in a1..a3, or NULL */
+	const char *text;                  /* string field stored in extra as is, or NULL */
+	const struct wsr_json_field *json; /* n_json fields stored in extra as JSON */
+	int n_json;
 };
 
 extern const struct wsr_catalog_entry wsr_catalog[EV_COUNT];

@@ -419,23 +419,21 @@ out:
 
 /* ---- stats ---- */
 
-static const char *const stat_names[WSR_ST_COUNT] = {
-#define WSR_STAT_NAME(ev) [WSR_ST_##ev] = #ev,
-	WSR_EVENTS(WSR_STAT_NAME)
-#undef WSR_STAT_NAME
-	[WSR_ST_runqput_next] = "runqput_next",
-	[WSR_ST_stolen] = "stolen",
+/* The keys of the `wsr stats:` line in its order: the catalog's, with each
+ * extra counter after its event (WSR_CAT_STAT_ORDER), then WSR_CAT_STAT_LAST. */
+static const enum wsr_stat stat_order[] = {
+#define WSR_STAT_KEY(key) WSR_ST_##key,
+	WSR_CAT_STAT_ORDER(WSR_STAT_KEY)
+#undef WSR_STAT_KEY
 };
 
-/* Print order: the catalog's, with the derived keys after their event. */
-static const enum wsr_stat stat_order[] = {
-	WSR_ST_init, WSR_ST_g_create, WSR_ST_runqput, WSR_ST_runqput_next, WSR_ST_runq_spill,
-	WSR_ST_globrunq_put, WSR_ST_globrunq_get, WSR_ST_g_run, WSR_ST_g_stop, WSR_ST_g_ready,
-	WSR_ST_steal, WSR_ST_stolen, WSR_ST_steal_scan, WSR_ST_spin_start, WSR_ST_spin_stop,
-	WSR_ST_p_idle, WSR_ST_p_busy, WSR_ST_m_park, WSR_ST_m_unpark, WSR_ST_m_create,
-	WSR_ST_syscall_enter, WSR_ST_syscall_exit, WSR_ST_retake, WSR_ST_handoff,
-	WSR_ST_preempt, WSR_ST_timer_fire, WSR_ST_netpoll, WSR_ST_schedtrace,
+static const char *const stat_names[] = {
+#define WSR_STAT_KEY(key) #key,
+	WSR_CAT_STAT_ORDER(WSR_STAT_KEY)
+#undef WSR_STAT_KEY
 };
+_Static_assert(sizeof(stat_order) / sizeof(stat_order[0]) == WSR_ST_COUNT,
+	       "the stats line prints every counter once");
 
 void wsr__stats_sum(uint64_t out[WSR_ST_COUNT])
 {
@@ -462,8 +460,10 @@ void wsr__stats_print(void)
 	fflush(stdout);
 	fputs("wsr stats:", stderr);
 	for (i = 0; i < sizeof(stat_order) / sizeof(stat_order[0]); i++)
-		fprintf(stderr, " %s=%llu", stat_names[stat_order[i]],
-			(unsigned long long)sum[stat_order[i]]);
-	fprintf(stderr, " max_spinning=%llu\n", (unsigned long long)wsr__max_spinning);
+		fprintf(stderr, " %s=%llu", stat_names[i], (unsigned long long)sum[stat_order[i]]);
+#define WSR_STAT_LAST(key) fprintf(stderr, " " #key "=%llu", (unsigned long long)wsr__##key);
+	WSR_CAT_STAT_LAST(WSR_STAT_LAST)
+#undef WSR_STAT_LAST
+	fputc('\n', stderr);
 	fflush(stderr);
 }

@@ -5,6 +5,9 @@
  *   - WSR_TRACE() both counts the event in the emitting thread's stats (for
  *     WSRDEBUG=stats=1) and fires the `wsr` tracepoint of the same name, so
  *     the two can never disagree; the argument order is that of wsr_tp.h.
+ *   - The events, their arguments, the stats keys and the enumerators below
+ *     are expanded from the catalog's X-macros (wsr_catalog.h, generated
+ *     from tracepoints/catalog.toml; HACKING.md, "The event catalog").
  *   - With WSR_HAVE_TRACING == 0 the tracepoint compiles to nothing, but its
  *     arguments still type-check and the stats are still counted.
  *   - WSR_TRACE_ENABLED(ev) guards arguments that cost something to build.
@@ -31,19 +34,17 @@
 
 #include "atomic.h"
 
-/* One counter per catalog event, plus the derived stats keys. */
-#define WSR_EVENTS(X)                                                                              \
-	X(init) X(g_create) X(runqput) X(runq_spill) X(globrunq_put) X(globrunq_get) X(g_run)      \
-	X(g_stop) X(g_ready) X(steal) X(steal_scan) X(spin_start) X(spin_stop) X(p_idle)           \
-	X(p_busy) X(m_park) X(m_unpark) X(m_create) X(syscall_enter) X(syscall_exit) X(retake)     \
-	X(handoff) X(preempt) X(timer_fire) X(netpoll) X(schedtrace)
+/* The catalog (tracepoints/catalog.toml), as X-macros generated at build time. */
+#include "wsr_catalog.h"
 
+/* One counter per catalog event, then the other per-thread stats keys. */
 enum wsr_stat {
-#define WSR_STAT_ENUM(ev) WSR_ST_##ev,
-	WSR_EVENTS(WSR_STAT_ENUM)
+#define WSR_STAT_ENUM(ev, EV) WSR_ST_##ev,
+	WSR_CAT_EVENTS(WSR_STAT_ENUM)
 #undef WSR_STAT_ENUM
-	WSR_ST_runqput_next,
-	WSR_ST_stolen,
+#define WSR_STAT_ENUM(key) WSR_ST_##key,
+	WSR_CAT_STAT_EXTRA(WSR_STAT_ENUM)
+#undef WSR_STAT_ENUM
 	WSR_ST_COUNT
 };
 
@@ -65,32 +66,10 @@ static inline void wsr__stat_add(struct wsr_stats *s, enum wsr_stat st, uint64_t
 # define LTTNG_UST_TRACEPOINT_HIDDEN_DEFINITION
 # include "wsr_tp.h"
 # define WSR_TP_COLD __attribute__((noinline, cold))
-WSR_TP_COLD void wsr__tp_init(int32_t p, int32_t m, int32_t gomaxprocs, int32_t runq_size, const char * version);
-WSR_TP_COLD void wsr__tp_g_create(int32_t p, int32_t m, int64_t g, int64_t parent_g);
-WSR_TP_COLD void wsr__tp_runqput(int32_t p, int32_t m, int64_t g, uint8_t next, int64_t kicked_g, uint32_t qlen);
-WSR_TP_COLD void wsr__tp_runq_spill(int32_t p, int32_t m, uint32_t n, uint32_t global_len);
-WSR_TP_COLD void wsr__tp_globrunq_put(int32_t p, int32_t m, int64_t g, uint32_t global_len);
-WSR_TP_COLD void wsr__tp_globrunq_get(int32_t p, int32_t m, uint32_t n, uint32_t global_len);
-WSR_TP_COLD void wsr__tp_g_run(int32_t p, int32_t m, int64_t g, uint8_t source, uint8_t inherit);
-WSR_TP_COLD void wsr__tp_g_stop(int32_t p, int32_t m, int64_t g, uint8_t reason);
-WSR_TP_COLD void wsr__tp_g_ready(int32_t p, int32_t m, int64_t g, int64_t by_g);
-WSR_TP_COLD void wsr__tp_steal(int32_t p, int32_t m, int32_t victim, uint32_t n, uint8_t runnext);
-WSR_TP_COLD void wsr__tp_steal_scan(int32_t p, int32_t m, uint32_t rounds, uint32_t probed, uint8_t found);
-WSR_TP_COLD void wsr__tp_spin_start(int32_t p, int32_t m, int32_t nmspinning, uint8_t found_work);
-WSR_TP_COLD void wsr__tp_spin_stop(int32_t p, int32_t m, int32_t nmspinning, uint8_t found_work);
-WSR_TP_COLD void wsr__tp_p_idle(int32_t p, int32_t m, int32_t npidle);
-WSR_TP_COLD void wsr__tp_p_busy(int32_t p, int32_t m, int32_t npidle);
-WSR_TP_COLD void wsr__tp_m_park(int32_t p, int32_t m, int32_t nmidle, int32_t by_m);
-WSR_TP_COLD void wsr__tp_m_unpark(int32_t p, int32_t m, int32_t nmidle, int32_t by_m);
-WSR_TP_COLD void wsr__tp_m_create(int32_t p, int32_t m, int32_t new_m);
-WSR_TP_COLD void wsr__tp_syscall_enter(int32_t p, int32_t m, int64_t g);
-WSR_TP_COLD void wsr__tp_syscall_exit(int32_t p, int32_t m, int64_t g, uint8_t fast);
-WSR_TP_COLD void wsr__tp_retake(int32_t p, int32_t m, int64_t g, int64_t held_ns);
-WSR_TP_COLD void wsr__tp_handoff(int32_t p, int32_t m, int64_t g, int32_t to_m);
-WSR_TP_COLD void wsr__tp_preempt(int32_t p, int32_t m, int64_t g, int64_t ran_ns);
-WSR_TP_COLD void wsr__tp_timer_fire(int32_t p, int32_t m, int64_t g);
-WSR_TP_COLD void wsr__tp_netpoll(int32_t p, int32_t m, uint32_t n_ready, uint8_t blocking);
-WSR_TP_COLD void wsr__tp_schedtrace(int32_t p, int32_t m, const struct wsr_tp_schedtrace * st);
+/* wsr__tp_EV(the arguments of wsr:EV): fires the tracepoint (trace.c). */
+# define WSR_TP_PROTO(ev, params, args) WSR_TP_COLD void wsr__tp_##ev params;
+WSR_CAT_TP(WSR_TP_PROTO)
+# undef WSR_TP_PROTO
 
 # if defined(__x86_64__)
 /* Whether a session enabled the event: the state word of its tracepoint
@@ -154,28 +133,17 @@ static inline void wsr__trace_args(int dummy, ...)
 #define WSR_TRACE_BODY  static inline __attribute__((always_inline))
 #define WSR_TRACED_COPY static __attribute__((noinline, cold, unused))
 
-/* Values of the g_source and g_reason enumerations (wsr_tp.h). */
+/* Values of the g_source and g_reason enumerations (SRC_RUNNEXT, WR_YIELD, ...). */
 enum wsr_source {
-	SRC_RUNNEXT = 0,
-	SRC_LOCAL = 1,
-	SRC_GLOBAL = 2,
-	SRC_STEAL = 3,
-	SRC_NETPOLL = 4,
-	SRC_TIMER = 5,
+#define WSR_ENUM_VALUE(NAME, label, value) SRC_##NAME = value,
+	WSR_CAT_ENUM_G_SOURCE(WSR_ENUM_VALUE)
+#undef WSR_ENUM_VALUE
 };
 
 enum wsr_reason {
-	WR_YIELD = 0,
-	WR_BLOCK = 1,
-	WR_SLEEP = 2,
-	WR_CHAN = 3,
-	WR_MUTEX = 4,
-	WR_SYSCALL = 5,
-	WR_PREEMPT = 6,
-	WR_EXIT = 7,
-	WR_SELECT = 8,
-	WR_WAITGROUP = 9,
-	WR_IO = 10,
+#define WSR_ENUM_VALUE(NAME, label, value) WR_##NAME = value,
+	WSR_CAT_ENUM_G_REASON(WSR_ENUM_VALUE)
+#undef WSR_ENUM_VALUE
 };
 
 #endif /* WSR_RUNTIME_TRACE_H */

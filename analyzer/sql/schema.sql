@@ -75,13 +75,14 @@ CREATE TABLE event_fields (
   PRIMARY KEY (name, field)
 ) WITHOUT ROWID;
 
+-- BEGIN generated:event_fields by tracepoints/gen_catalog.py from tracepoints/catalog.toml (ninja -C build catalog-update); do not edit
 INSERT INTO event_fields (name, field, col) VALUES
   ('init', 'gomaxprocs', 'a1'), ('init', 'runq_size', 'a2'), ('init', 'version', 'extra'),
   ('g_create', 'parent_g', 'a1'),
   ('runqput', 'next', 'a1'), ('runqput', 'kicked_g', 'a2'), ('runqput', 'qlen', 'a3'),
   ('runq_spill', 'n', 'a1'), ('runq_spill', 'global_len', 'a2'),
-  ('globrunq_get', 'n', 'a1'), ('globrunq_get', 'global_len', 'a2'),
   ('globrunq_put', 'global_len', 'a2'),
+  ('globrunq_get', 'n', 'a1'), ('globrunq_get', 'global_len', 'a2'),
   ('g_run', 'source', 'a1'), ('g_run', 'inherit', 'a2'),
   ('g_stop', 'reason', 'a1'),
   ('g_ready', 'by_g', 'a1'),
@@ -89,7 +90,8 @@ INSERT INTO event_fields (name, field, col) VALUES
   ('steal_scan', 'rounds', 'a1'), ('steal_scan', 'probed', 'a2'), ('steal_scan', 'found', 'a3'),
   ('spin_start', 'nmspinning', 'a1'), ('spin_start', 'found_work', 'a2'),
   ('spin_stop', 'nmspinning', 'a1'), ('spin_stop', 'found_work', 'a2'),
-  ('p_idle', 'npidle', 'a1'), ('p_busy', 'npidle', 'a1'),
+  ('p_idle', 'npidle', 'a1'),
+  ('p_busy', 'npidle', 'a1'),
   ('m_park', 'nmidle', 'a1'), ('m_park', 'by_m', 'a2'),
   ('m_unpark', 'nmidle', 'a1'), ('m_unpark', 'by_m', 'a2'),
   ('m_create', 'new_m', 'a1'),
@@ -103,8 +105,10 @@ INSERT INTO event_fields (name, field, col) VALUES
   ('schedtrace', 'needspinning', '$.needspinning'), ('schedtrace', 'idlethreads', '$.idlethreads'),
   ('schedtrace', 'runqueue', '$.runqueue'), ('schedtrace', 'runq', '$.runq'),
   ('schedtrace', 'schedticks', '$.schedticks'), ('schedtrace', 'read_ts', '$.read_ts');
+-- END generated:event_fields
 
 -- The tracepoint enumerations (docs/tracepoints.md).
+-- BEGIN generated:enums by tracepoints/gen_catalog.py from tracepoints/catalog.toml (ninja -C build catalog-update); do not edit
 CREATE TABLE enum_g_source (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
 INSERT INTO enum_g_source VALUES
   (0, 'runnext'), (1, 'local'), (2, 'global'), (3, 'steal'), (4, 'netpoll'), (5, 'timer');
@@ -112,6 +116,7 @@ CREATE TABLE enum_g_reason (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
 INSERT INTO enum_g_reason VALUES
   (0, 'yield'), (1, 'block'), (2, 'sleep'), (3, 'chan'), (4, 'mutex'), (5, 'syscall'),
   (6, 'preempt'), (7, 'exit'), (8, 'select'), (9, 'waitgroup'), (10, 'io');
+-- END generated:enums
 
 -- One row per G seen. end_ts is the g_stop(exit), or NULL if the G was still
 -- alive at the end of the trace. The *_ns columns sum its g_state intervals.

@@ -20,6 +20,7 @@ SELECT
   (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'schedtrace_interval_ns') AS interval_ns;
 
 -- Events by name, payload fields by name (event_fields).
+-- BEGIN generated:ev_views by tracepoints/gen_catalog.py from tracepoints/catalog.toml (ninja -C build catalog-update); do not edit
 CREATE VIEW ev_init AS
 SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m,
   a1 AS gomaxprocs, a2 AS runq_size, extra AS version
@@ -51,14 +52,14 @@ SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m
 FROM events WHERE name = 'globrunq_get';
 
 CREATE VIEW ev_g_run AS
-SELECT e.id, e.ts, e.ts - (SELECT start_ts FROM trace_info) AS t, e.cpu, e.tid, e.vpid, e.p,
-  e.m, e.g, s.name AS source, e.a2 AS inherit
-FROM events e LEFT JOIN enum_g_source s ON s.id = e.a1 WHERE e.name = 'g_run';
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m, g,
+  (SELECT name FROM enum_g_source WHERE id = a1) AS source, a2 AS inherit
+FROM events WHERE name = 'g_run';
 
 CREATE VIEW ev_g_stop AS
-SELECT e.id, e.ts, e.ts - (SELECT start_ts FROM trace_info) AS t, e.cpu, e.tid, e.vpid, e.p,
-  e.m, e.g, r.name AS reason
-FROM events e LEFT JOIN enum_g_reason r ON r.id = e.a1 WHERE e.name = 'g_stop';
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m, g,
+  (SELECT name FROM enum_g_reason WHERE id = a1) AS reason
+FROM events WHERE name = 'g_stop';
 
 CREATE VIEW ev_g_ready AS
 SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m, g,
@@ -124,7 +125,6 @@ SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m
   a1 AS n_ready, a2 AS blocking
 FROM events WHERE name = 'netpoll';
 
--- The runtime's own schedtrace events (WSRDEBUG=schedtrace=MS).
 CREATE VIEW ev_schedtrace AS
 SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m,
   json_extract(extra, '$.gomaxprocs') AS gomaxprocs,
@@ -138,6 +138,7 @@ SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m
   json_extract(extra, '$.schedticks') AS schedticks,
   json_extract(extra, '$.read_ts') AS read_ts
 FROM events WHERE name = 'schedtrace';
+-- END generated:ev_views
 
 -- The instants of the reconstructed schedtrace: every
 -- meta.schedtrace_interval_ns after the start (k = 1, 2, ...), up to the end.

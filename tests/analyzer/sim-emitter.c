@@ -560,7 +560,7 @@ int main(int argc, char **argv)
 		"globrunq_put=%lu globrunq_get=%lu g_run=%lu g_stop=%lu g_ready=%lu steal=%lu "
 		"stolen=%lu steal_scan=%lu spin_start=%lu spin_stop=%lu p_idle=%lu p_busy=%lu "
 		"m_park=%lu m_unpark=%lu m_create=%lu syscall_enter=%lu syscall_exit=%lu "
-		"retake=0 handoff=0 preempt=0 timer_fire=0 netpoll=0 schedtrace=%lu "
+		"handoff=0 retake=0 preempt=0 timer_fire=0 netpoll=0 schedtrace=%lu "
 		"max_spinning=%d\n",
 		(unsigned long)cnt[C_INIT], (unsigned long)cnt[C_G_CREATE],
 		(unsigned long)cnt[C_RUNQPUT], (unsigned long)cnt[C_RUNQPUT_NEXT],

@@ -33,7 +33,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'tracing'))
 sys.path.insert(0, os.path.join(HERE, '..', 'lib'))
 from tap import done, failed, note, ok, run  # noqa: E402
-import check_catalog  # noqa: E402  (the catalog, from tracepoints/wsr_tp.h)
 import check_trace  # noqa: E402  (babeltrace2 reader, stats line parser)
 import test_run  # noqa: E402  (Sessiond)
 
@@ -146,7 +145,10 @@ def run_bounded(argv, env, label):
 
 def catalog():
     root = os.environ.get('WSR_SOURCE_ROOT', os.path.join(HERE, '..', '..'))
-    return sorted(check_catalog.parse_header(os.path.join(root, 'tracepoints', 'wsr_tp.h'))[0])
+    sys.path.insert(0, os.path.join(root, 'tracepoints'))
+    import gen_catalog  # the catalog's one definition (tracepoints/catalog.toml)
+    cat = gen_catalog.load(os.path.join(root, 'tracepoints', 'catalog.toml'))
+    return sorted(e['name'] for e in cat['event'])
 
 
 # ---- (a) counts ----------------------------------------------------------------------

@@ -54,7 +54,7 @@ if [ "$mode" = build ]; then
   # shellcheck disable=SC2207
   pkgl=($(pkg-config --libs babeltrace2 sqlite3)) || { echo "fuzz-smoke: pkg-config failed"; exit 1; }
   cflags=(-std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer-no-link,address,undefined
-    -fno-sanitize-recover=undefined -I"$build_root" -I"$analyzer_dir" -I"$analyzer_dir/../tracepoints"
+    -fno-sanitize-recover=undefined -I"$build_root" -I"$analyzer_dir" -I"$analyzer_dir/../tracepoints" -I"$build_root/tracepoints"
     -DWSR_FUZZ_DATA_DIR="\"$data\"")
   stale=0
   for h in "${harnesses[@]}"; do

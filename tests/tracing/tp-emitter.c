@@ -173,8 +173,8 @@ int main(int argc, char **argv)
 			"wsr stats: init=%ju g_create=%ju runqput=%ju runqput_next=%ju runq_spill=0 "
 			"globrunq_put=0 globrunq_get=0 g_run=%ju g_stop=%ju g_ready=0 steal=0 "
 			"stolen=0 steal_scan=0 spin_start=%ju spin_stop=%ju p_idle=%ju p_busy=%ju "
-			"m_park=0 m_unpark=0 m_create=%ju syscall_enter=0 syscall_exit=0 retake=0 "
-			"handoff=0 preempt=0 timer_fire=0 netpoll=0 schedtrace=0 max_spinning=1\n",
+			"m_park=0 m_unpark=0 m_create=%ju syscall_enter=0 syscall_exit=0 handoff=0 "
+			"retake=0 preempt=0 timer_fire=0 netpoll=0 schedtrace=0 max_spinning=1\n",
 			(uintmax_t)total[C_INIT], (uintmax_t)total[C_G_CREATE],
 			(uintmax_t)total[C_RUNQPUT], (uintmax_t)total[C_RUNQPUT_NEXT],
 			(uintmax_t)total[C_G_RUN], (uintmax_t)total[C_G_STOP],

@@ -1,0 +1,50 @@
+/*
+ * dchild.h - the decoder child and its pipe protocol (dchild.c): the bt2
+ * graph of decode.c runs in a forked child and streams framed records
+ * (recframe.h) through a pipe to this process.
+ *
+ * Invariants:
+ *   - Records reach sink->rec in the decoder's order, then dchild_decode()
+ *     returns 0 only after a REC_END and a clean exit of the child.
+ *   - The child is killed when it makes no progress for timeout_s seconds,
+ *     when this process stops early (an error, dchild_interrupt()), and
+ *     with this process (PR_SET_PDEATHSIG); a crash or a hang is bad input
+ *     (exit 2) naming how far decoding got, never suffered.
+ *   - Protocol: the child writes records in 1 MiB writes; a decoding error
+ *     is one REC_ERROR record whose extra holds the causes, innermost
+ *     first, one per line, and the child exits with status 2.
+ * Concurrency: the calling thread runs the reader; the child only writes.
+ */
+#ifndef WSR_ANALYZER_DCHILD_H
+#define WSR_ANALYZER_DCHILD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "precheck.h"
+#include "rec.h"
+
+struct dchild_sink {
+	/* each record but REC_END and REC_ERROR; -1 stops (cause pushed) */
+	int (*rec)(void *ctx, const struct wsr_rec *r, const char *extra, struct wsr_err *err);
+	/* events taken so far, for the messages */
+	uint64_t (*events)(void *ctx);
+	/* called about every 0.25 s while records come (may be NULL) */
+	void (*tick)(void *ctx);
+	void *ctx;
+};
+
+struct dchild_opts {
+	int timeout_s; /* no progress for this long: the decoder hangs */
+	bool verbose;  /* leave the child's stderr (bt2's own messages) open */
+	int close_fd;  /* a descriptor the child must not keep (-1: none) */
+};
+
+/* Decodes pr's trace directories (dir: the name for messages). */
+int dchild_decode(const struct pre *pr, const char *dir, const struct dchild_opts *o,
+		  const struct dchild_sink *sink, struct wsr_err *err);
+/* Async-signal-safe: the running dchild_decode() stops with "interrupted". */
+void dchild_interrupt(int sig);
+
+#endif /* WSR_ANALYZER_DCHILD_H */

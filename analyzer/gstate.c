@@ -1,0 +1,494 @@
+/*
+ * gstate.c - the G tracker: each G's state machine and the g_state and g
+ * rows it writes (derive_int.h, docs/schema.md "States").
+ *
+ *   runnable -> running -> waiting / syscall / runnable ... -> exit.
+ * A G's current interval is open in its struct gs (gtable.c); a transition
+ * closes it into g_state. The running time of each interval is added to
+ * its P (p.run_ns) and each runnable interval that is not cut to the
+ * latency distribution (latency.c).
+ *
+ * Invariants:
+ *   - A G interval is [start, ts) of its open state; zero-length G
+ *     intervals are kept (a G run the instant it is readied has latency 0).
+ *   - Per G the intervals tile [created_ts, end]; running_gs and
+ *     runnable_gs (counters) follow every state change (g_count_state).
+ *   - The losses: a lossless trace never has a P or an M running two Gs,
+ *     but a lost g_stop would leave its G "running" until the end. So the
+ *     state machines hold the physical bounds themselves: when an event
+ *     shows that a G cannot be running any more (another G runs on its P
+ *     or M, its P goes idle, its M parks or spins), its interval is closed
+ *     as cut (cut = 1) and the G is `unknown` until its next event; a G
+ *     that is run again while "running" has its interval cut too. In a
+ *     lossless trace none of this happens (meta.loss_repairs counts the
+ *     times it did).
+ * Concurrency: one thread.
+ */
+#include "config.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "derive_int.h"
+
+static const char *const gstate_names[] = {"runnable", "running", "waiting", "syscall", "unknown"};
+
+void g_count_state(struct derive *dv, uint8_t state, int delta)
+{
+	if (state == GS_RUNNING)
+		dv->cur.running_gs += delta;
+	else if (state == GS_RUNNABLE)
+		dv->cur.runnable_gs += delta;
+}
+
+int g_close(struct derive *dv, struct gs *e, int64_t ts, const char *source, int cut,
+	    struct wsr_err *err)
+{
+	struct row_g_state row = {
+		.g = e->g,
+		.state = gstate_names[e->state],
+		.start_ts = e->start,
+		.end_ts = ts,
+		.p = e->p,
+		.m = e->m,
+		.reason = e->reason,
+		.source = source,
+		.cut = cut,
+	};
+
+	e->ns[e->state] += ts - e->start;
+	if (e->state == GS_RUNNABLE && !cut)
+		latency_count(&dv->lat, ts - e->start);
+	if (e->state == GS_RUNNING && e->p >= 0 && e->p < dv->np)
+		dv->ps[e->p].run_ns += ts - e->start;
+	return rows_add(dv->rows, ROWS_G_STATE, &row, err);
+}
+
+/* Closes the open interval and opens `state` at ts. */
+static int g_to(struct derive *dv, struct gs *e, uint8_t state, int64_t ts, int32_t p, int32_t m,
+		const char *reason, const char *source, struct wsr_err *err)
+{
+	if (g_close(dv, e, ts, source, 0, err) < 0)
+		return -1;
+	g_count_state(dv, e->state, -1);
+	e->state = state;
+	e->start = ts;
+	e->p = p;
+	e->m = m;
+	e->reason = reason;
+	g_count_state(dv, state, +1);
+	return 0;
+}
+
+int g_write_row(struct derive *dv, struct gs *e, int64_t end_ts, struct wsr_err *err)
+{
+	struct row_g row = {
+		.g = e->g,
+		.parent = e->has_parent ? e->parent : ROW_NULL,
+		.created_ts = e->created_ts,
+		.first_run_ts = e->first_run_ts >= 0 ? e->first_run_ts : ROW_NULL,
+		.end_ts = end_ts >= 0 ? end_ts : ROW_NULL,
+		.create_p = e->create_p,
+		.runs = e->runs,
+		.stolen = e->stolen,
+		.run_ns = e->ns[GS_RUNNING],
+		.runnable_ns = e->ns[GS_RUNNABLE],
+		.waiting_ns = e->ns[GS_WAITING],
+		.syscall_ns = e->ns[GS_SYSCALL],
+		.end_reason = end_ts >= 0 ? "exit" : NULL,
+	};
+
+	return rows_add(dv->rows, ROWS_G, &row, err);
+}
+
+/* A G seen for the first time at ts, in `state`. */
+static struct gs *g_new(struct derive *dv, int64_t g, int64_t ts, uint8_t state, const char *reason,
+			struct wsr_err *err)
+{
+	struct gs *e = gtable_find(&dv->gt, g);
+
+	if (e != NULL) {
+		/* The id is reused without an exit: close the old G as cut. */
+		if (g_close(dv, e, ts, NULL, 1, err) < 0 || g_write_row(dv, e, -1, err) < 0)
+			return NULL;
+		g_count_state(dv, e->state, -1);
+		gtable_delete(&dv->gt, e);
+	}
+	e = gtable_insert(&dv->gt, g, err);
+	if (e == NULL)
+		return NULL;
+	e->created_ts = ts;
+	e->start = ts;
+	e->state = state;
+	e->reason = reason;
+	g_count_state(dv, state, +1);
+	return e;
+}
+
+static struct gs *g_get(struct derive *dv, int64_t g, int64_t ts, struct wsr_err *err)
+{
+	struct gs *e = gtable_find(&dv->gt, g);
+
+	if (e == NULL)
+		e = g_new(dv, g, ts, GS_WAITING, NULL, err);
+	return e;
+}
+
+/* ---- losses ----
+ *
+ * A lossless trace never has a P or an M running two Gs, but a lost g_stop
+ * would leave its G "running" until the end. So the state machines hold
+ * the physical bounds themselves: when an event shows that a G cannot be
+ * running any more (another G runs on its P or M, its P goes idle, its M
+ * parks or spins), its interval is closed as cut (cut = 1) and the G is
+ * `unknown` until its next event; a G that is run again while "running"
+ * has its interval cut too. Likewise a P that an M holds is not idle (a
+ * lost p_busy), and an M that runs a G neither spins nor is in a call (a
+ * lost spin_stop or syscall_exit). In a lossless trace none of this
+ * happens (meta.loss_repairs counts the times it did). */
+
+/* G e's open interval ends at ts as cut by a loss; e is `unknown` after it. */
+int g_lose(struct derive *dv, struct gs *e, int64_t ts, struct wsr_err *err)
+{
+	if (g_close(dv, e, ts, NULL, 1, err) < 0)
+		return -1;
+	g_count_state(dv, e->state, -1);
+	if (e->p >= 0 && e->p < dv->np && dv->ps[e->p].curg == e->g)
+		dv->ps[e->p].curg = 0;
+	if (e->m >= 0 && e->m < dv->nm && dv->ms[e->m].curg == e->g)
+		dv->ms[e->m].curg = 0;
+	e->state = GS_UNKNOWN;
+	e->start = ts;
+	e->p = e->m = -1;
+	e->reason = NULL;
+	e->pending_ready = false;
+	dv->loss_repairs++;
+	return 0;
+}
+
+/* The G that P p (or M m) runs, unless it is g: it cannot run any more. */
+int p_evict(struct derive *dv, int p, int64_t g, int64_t ts, struct wsr_err *err)
+{
+	int64_t cur = dv->ps[p].curg;
+	struct gs *o;
+
+	if (cur == 0 || cur == g)
+		return 0;
+	dv->ps[p].curg = 0;
+	o = gtable_find(&dv->gt, cur);
+	if (o != NULL && o->state == GS_RUNNING && o->p == p)
+		return g_lose(dv, o, ts, err);
+	return 0;
+}
+
+int m_evict(struct derive *dv, int m, int64_t g, int64_t ts, struct wsr_err *err)
+{
+	int64_t cur = dv->ms[m].curg;
+	struct gs *o;
+
+	if (cur == 0 || cur == g)
+		return 0;
+	dv->ms[m].curg = 0;
+	o = gtable_find(&dv->gt, cur);
+	if (o != NULL && (o->state == GS_RUNNING || o->state == GS_SYSCALL) && o->m == m)
+		return g_lose(dv, o, ts, err);
+	return 0;
+}
+
+/* The emitter M m holds P p (-1: none) at ts: a G still "running" on M m
+ * elsewhere, or on P p with another M, lost its g_stop. */
+int held_repair(struct derive *dv, int m, int p, int64_t ts, struct wsr_err *err)
+{
+	struct gs *o;
+
+	if (m < dv->nm && dv->ms[m].curg != 0) {
+		o = gtable_find(&dv->gt, dv->ms[m].curg);
+		if (o != NULL && o->state == GS_RUNNING && o->m == m && o->p != p &&
+		    g_lose(dv, o, ts, err) < 0)
+			return -1;
+	}
+	if (p >= 0 && p < dv->np && dv->ps[p].curg != 0) {
+		o = gtable_find(&dv->gt, dv->ps[p].curg);
+		if (o != NULL && o->state == GS_RUNNING && o->p == p && o->m != m &&
+		    g_lose(dv, o, ts, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A G still "running" on M m's P p when M m loses p lost its g_stop (an
+ * M gives up its P only after its G stopped or entered a call). */
+int m_loses_p(struct derive *dv, int m, int p, int64_t ts, struct wsr_err *err)
+{
+	struct gs *o;
+
+	if (m < 0 || dv->ms[m].curg == 0)
+		return 0;
+	o = gtable_find(&dv->gt, dv->ms[m].curg);
+	if (o != NULL && o->state == GS_RUNNING && o->m == m && o->p == p)
+		return g_lose(dv, o, ts, err);
+	return 0;
+}
+
+/* ---- G events ---- */
+
+int ev_g_create(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
+{
+	struct gs *e = g_new(dv, r->g, r->ts, GS_RUNNABLE, "create", err);
+
+	if (e == NULL)
+		return -1;
+	e->has_parent = true;
+	e->parent = r->a1;
+	e->create_p = r->p;
+	return 0;
+}
+
+/* runqput (on P p's ring or runnext) and globrunq_put: G r->g is queued.
+ * The ring counts are the counters tracker's (counters.c). */
+int ev_g_queued(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
+{
+	bool global = r->ev == EV_GLOBRUNQ_PUT;
+	int p = global ? -1 : r->p;
+	struct gs *e = gtable_find(&dv->gt, r->g);
+
+	if (e == NULL) {
+		e = g_new(dv, r->g, r->ts, GS_RUNNABLE, "ready", err);
+		if (e == NULL)
+			return -1;
+	}
+	if (e->state == GS_WAITING || e->state == GS_SYSCALL || e->state == GS_UNKNOWN) {
+		if (g_to(dv, e, GS_RUNNABLE, r->ts, p, -1,
+			 e->state == GS_SYSCALL ? "syscall" : "ready", NULL, err) < 0)
+			return -1;
+	} else if (e->state == GS_RUNNING) {
+		e->pending_ready = true;
+	} else if (!global && e->p < 0) {
+		e->p = p;
+	}
+	if (global) {
+		e->q = Q_GLOBAL;
+		e->qp = -1;
+		return 0;
+	}
+	e->q = r->a1 ? Q_RUNNEXT : Q_RING;
+	e->qp = p;
+	if (r->a1 && r->a2 > 0) {
+		/* the G kicked out of runnext goes to the ring */
+		struct gs *k = gtable_find(&dv->gt, r->a2);
+		if (k != NULL) {
+			k->q = Q_RING;
+			k->qp = p;
+		}
+	}
+	return 0;
+}
+
+int ev_g_run(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
+{
+	int64_t ts = r->ts;
+	int p = r->p, m = r->m;
+	const char *src = wsr_g_source_names[r->a1];
+	struct gs *e = gtable_find(&dv->gt, r->g);
+
+	if (e == NULL) {
+		/* First seen running (the trace began after it was queued). */
+		e = g_new(dv, r->g, ts, GS_RUNNING, NULL, err);
+		if (e == NULL)
+			return -1;
+		e->p = p;
+		e->m = m;
+	} else {
+		if (e->q == Q_RUNNEXT && e->qp >= 0 && e->qp != p &&
+		    dv->ps[e->qp].runnext == r->g) {
+			dv->ps[e->qp].runnext = 0;
+			p_dirty(dv, e->qp);
+		}
+		/* Run again while "running": its g_stop was lost. */
+		if (e->state == GS_RUNNING && g_lose(dv, e, ts, err) < 0)
+			return -1;
+		if (g_to(dv, e, GS_RUNNING, ts, p, m, NULL, src, err) < 0)
+			return -1;
+	}
+	/* Another G still "running" on this P or M lost its g_stop. */
+	if (p_evict(dv, p, r->g, ts, err) < 0)
+		return -1;
+	dv->ps[p].curg = r->g;
+	if (m >= 0) {
+		struct ms *M = &dv->ms[m];
+		if (m_evict(dv, m, r->g, ts, err) < 0)
+			return -1;
+		M->curg = r->g;
+		if (M->spinning || M->insyscall) {
+			/* Its spin_stop or syscall_exit was lost. */
+			M->spinning = M->insyscall = false;
+			dv->loss_repairs++;
+			if (m_set(dv, m, ts, err) < 0 || p_set(dv, p, ts, err) < 0)
+				return -1;
+		}
+	}
+	ring_g_run(dv, r, e);
+	e->q = Q_NONE;
+	e->qp = -1;
+	e->pending_ready = false;
+	e->runs++;
+	if (r->a1 == WSR_SOURCE_STEAL)
+		e->stolen++;
+	if (e->first_run_ts < 0)
+		e->first_run_ts = ts;
+	return 0;
+}
+
+int ev_g_stop(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
+{
+	int64_t ts = r->ts;
+	int p = r->p, m = r->m;
+	const char *reason = wsr_g_reason_names[r->a1];
+	struct gs *e = gtable_find(&dv->gt, r->g);
+
+	if (e == NULL) {
+		e = g_new(dv, r->g, ts, GS_RUNNING, NULL, err);
+		if (e == NULL)
+			return -1;
+		e->p = p;
+		e->m = m;
+	}
+	if (e->state == GS_RUNNING)
+		e->reason = reason;
+	if (p >= 0 && dv->ps[p].curg == r->g)
+		dv->ps[p].curg = 0;
+	if (m >= 0) {
+		/* A stop on M m of another G than the one it runs: that
+		 * one's g_stop was lost. */
+		if (m_evict(dv, m, r->g, ts, err) < 0)
+			return -1;
+		dv->ms[m].curg = 0;
+	}
+	if (r->a1 == WSR_REASON_EXIT) {
+		if (g_close(dv, e, ts, NULL, 0, err) < 0 || g_write_row(dv, e, ts, err) < 0)
+			return -1;
+		g_count_state(dv, e->state, -1);
+		gtable_delete(&dv->gt, e);
+		return 0;
+	}
+	uint8_t next;
+	const char *why = reason;
+	int32_t qp = -1;
+	/* syscall: the slow end of a call (p = -1): the G is queued
+	 * next (globrunq_put, or runqput on a P that went idle). */
+	if (r->a1 == WSR_REASON_YIELD || r->a1 == WSR_REASON_PREEMPT ||
+	    r->a1 == WSR_REASON_SYSCALL || e->pending_ready) {
+		next = GS_RUNNABLE;
+		if (e->pending_ready)
+			why = "ready";
+		if (e->q == Q_RING || e->q == Q_RUNNEXT)
+			qp = e->qp;
+	} else {
+		next = GS_WAITING;
+	}
+	if (g_close(dv, e, ts, NULL, 0, err) < 0)
+		return -1;
+	g_count_state(dv, e->state, -1);
+	e->state = next;
+	e->start = ts;
+	e->p = next == GS_RUNNABLE ? qp : p;
+	e->m = next == GS_RUNNABLE ? -1 : m;
+	e->reason = why;
+	e->pending_ready = false;
+	g_count_state(dv, next, +1);
+	return 0;
+}
+
+int ev_g_ready(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
+{
+	struct gs *e = g_get(dv, r->g, r->ts, err);
+
+	if (e == NULL)
+		return -1;
+	if (e->state == GS_WAITING || e->state == GS_SYSCALL || e->state == GS_UNKNOWN) {
+		if (g_to(dv, e, GS_RUNNABLE, r->ts, -1, -1,
+			 e->state == GS_SYSCALL ? "syscall" : "ready", NULL, err) < 0)
+			return -1;
+	} else if (e->state == GS_RUNNING) {
+		e->pending_ready = true;
+	}
+	return 0;
+}
+
+static int syscall_enter(struct derive *dv, const struct wsr_rec *r, struct gs *e,
+			 struct wsr_err *err)
+{
+	int64_t ts = r->ts;
+	int p = r->p, m = r->m;
+
+	if (e->state != GS_SYSCALL && g_to(dv, e, GS_SYSCALL, ts, p, m, "syscall", NULL, err) < 0)
+		return -1;
+	if (p >= 0) {
+		dv->ps[p].syscalls++;
+		if (dv->ps[p].curg == r->g)
+			dv->ps[p].curg = 0;
+	}
+	if (m >= 0) {
+		dv->ms[m].curg = r->g;
+		dv->ms[m].insyscall = true;
+		if (m_set(dv, m, ts, err) < 0)
+			return -1;
+		if (dv->ms[m].p >= 0 && p_set(dv, dv->ms[m].p, ts, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int syscall_exit(struct derive *dv, const struct wsr_rec *r, struct gs *e,
+			struct wsr_err *err)
+{
+	int64_t ts = r->ts;
+	int p = r->p, m = r->m;
+
+	if (m >= 0) {
+		struct ms *M = &dv->ms[m];
+		M->insyscall = false;
+		if (!r->a1 && p < 0 && M->p >= 0 && pm_release(dv, m, M->p, ts, err) < 0)
+			return -1;
+		if (m_set(dv, m, ts, err) < 0)
+			return -1;
+		if (M->p >= 0 && p_set(dv, M->p, ts, err) < 0)
+			return -1;
+	}
+	/* With a P (its own, fast, or an idle one) the G runs on; with
+	 * none it stays in the call until its g_stop(syscall). */
+	if (p >= 0) {
+		if (e->state != GS_RUNNING &&
+		    g_to(dv, e, GS_RUNNING, ts, p, m, NULL, NULL, err) < 0)
+			return -1;
+		if (p_evict(dv, p, r->g, ts, err) < 0)
+			return -1;
+		dv->ps[p].curg = r->g;
+	}
+	return 0;
+}
+
+/* syscall_enter, syscall_exit: the G, its M and the M's P. */
+int ev_syscall(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
+{
+	struct gs *e = g_get(dv, r->g, r->ts, err);
+
+	if (e == NULL)
+		return -1;
+	return r->ev == EV_SYSCALL_ENTER ? syscall_enter(dv, r, e, err)
+					 : syscall_exit(dv, r, e, err);
+}
+
+/* Closes what is open at the last event (cut = 1) and writes the g rows of
+ * the Gs still alive. */
+int g_finish(struct derive *dv, int64_t end, struct wsr_err *err)
+{
+	for (size_t i = 0; i < dv->gt.gn; i++) {
+		struct gs *e = &dv->gt.gtab[i];
+		if (e->g == 0)
+			continue;
+		if (g_close(dv, e, end, NULL, 1, err) < 0 || g_write_row(dv, e, -1, err) < 0)
+			return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,63 @@
+/*
+ * gtable.h - the live Gs of a trace: a dense array of entries found through
+ * an open-addressing hash of their ids (gtable.c).
+ *
+ * Invariants:
+ *   - An entry with g = 0 is a free slot; every other entry is a live G,
+ *     found by gtable_find() until gtable_delete().
+ *   - A struct gs pointer stays valid until the next gtable_insert() (which
+ *     may move the array).
+ *   - Memory is about sizeof(struct gs) + 12 bytes per G at the live peak.
+ * Concurrency: one thread.
+ */
+#ifndef WSR_ANALYZER_GTABLE_H
+#define WSR_ANALYZER_GTABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+enum gstate {
+	GS_RUNNABLE,
+	GS_RUNNING,
+	GS_WAITING,
+	GS_SYSCALL,
+	GS_UNKNOWN /* after lost events: see "losses" in gstate.c */
+};
+
+/* Where a runnable G was queued. */
+enum gq {
+	Q_NONE,
+	Q_RING,
+	Q_RUNNEXT,
+	Q_GLOBAL
+};
+
+struct gs {
+	int64_t g; /* 0: empty slot */
+	int64_t parent;
+	int64_t created_ts, first_run_ts, start;
+	int64_t runs, stolen, ns[5];
+	int32_t create_p, p, m, qp;
+	const char *reason;
+	uint8_t state, q;
+	bool has_parent, pending_ready;
+};
+
+struct gtable {
+	struct gs *gtab;
+	uint32_t *gidx, *gfree;
+	size_t gn, galloc, nfree, gcap, gcount, gpeak;
+	uint64_t gtotal;
+};
+
+int gtable_init(struct gtable *t);
+void gtable_free(struct gtable *t);
+struct gs *gtable_find(struct gtable *t, int64_t g);
+/* A new zeroed entry for g (p, m, qp, create_p = -1, first_run_ts = -1). */
+struct gs *gtable_insert(struct gtable *t, int64_t g, struct wsr_err *err);
+void gtable_delete(struct gtable *t, struct gs *e);
+
+#endif /* WSR_ANALYZER_GTABLE_H */
