@@ -249,20 +249,11 @@ static int ingest_opt(void *ctx, int key, const char *arg)
 	return 0;
 }
 
-static volatile sig_atomic_t stop_sig;
-
-/* Async-signal-safe: remembers the signal for the exit status, stops the decoder. */
-static void on_stop(int sig)
-{
-	stop_sig = sig;
-	dchild_interrupt(sig);
-}
-
 int ingest_main(const char *dir, const char *out, const struct ingest_opts *o, bool quiet)
 {
 	char outbuf[PATH_MAX];
 	struct ingest_stats stats = {0};
-	struct sigaction sa = {.sa_handler = on_stop}, old[3];
+	struct sigaction sa = {.sa_handler = dchild_interrupt}, old[3];
 	static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
 	struct wsr_err err;
 	int ret;
@@ -284,7 +275,7 @@ int ingest_main(const char *dir, const char *out, const struct ingest_opts *o, b
 			fputc('\n', stderr);
 		err_print(&err, "wsr ingest", stderr);
 		/* Interrupted: 128 + N, as a shell reports a process killed by signal N. */
-		return stop_sig ? 128 + (int)stop_sig : err.exit_code;
+		return dchild_interrupted() ? 128 + dchild_interrupted() : err.exit_code;
 	}
 	if (stats.init_missing)
 		fprintf(stderr,
