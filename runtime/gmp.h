@@ -205,6 +205,7 @@ struct wsr_m {
 	pthread_t thread;
 	bool is_m0;		     /* the thread that called wsr_main */
 	bool joined;		     /* wsr__join_ms took it; under sched.lock */
+	bool started;		     /* thread is set (newm_start); under sched.lock */
 	_Atomic int64_t syscallwhen; /* nanotime at wsr_syscall_enter; 0 when not in a call */
 	struct wsr_p *oldp;	     /* P held before the syscall; owner */
 	void *g0_stack_lo;	     /* bounds of the thread's stack (sanitizers) */
