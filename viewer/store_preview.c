@@ -210,30 +210,32 @@ struct pv_cell {
 
 #define PV_OOM (-2) /* returned when out of memory: the caller says so */
 
+/* The states of n lanes at the cell's midpoint, looked up with q where the
+ * carry does not cover it. 0, -1 (err says why) or PV_OOM. */
+static int pv_lane_states(struct pv *pv, struct store_lane *lanes, struct pv_carry *carry,
+			  size_t n, sqlite3_stmt *q, const struct pv_cell *c, struct wsr_err *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct pv_carry *k = &carry[i];
+
+		if (!(k->valid && k->s <= c->t && c->t < k->e) &&
+		    pv_state(pv->st, pv->db, q, lanes[i].id, c->abs, k, err) < 0)
+			return -1;
+		if (pv_push(&lanes[i], k, c->c0, c->c1, c->cell) < 0)
+			return PV_OOM;
+	}
+	return 0;
+}
+
 /* The P and M states at the cell's midpoint. 0, -1 (err says why) or PV_OOM. */
 static int pv_states(struct pv *pv, const struct pv_cell *c, struct wsr_err *err)
 {
 	struct store *st = pv->st;
+	int rc = pv_lane_states(pv, st->p_states, pv->pst, st->nps, pv->q[Q_PST], c, err);
 
-	for (size_t i = 0; i < st->nps; i++) {
-		struct pv_carry *pst = &pv->pst[i];
-
-		if (!(pst->valid && pst->s <= c->t && c->t < pst->e) &&
-		    pv_state(st, pv->db, pv->q[Q_PST], st->p_states[i].id, c->abs, pst, err) < 0)
-			return -1;
-		if (pv_push(&st->p_states[i], pst, c->c0, c->c1, c->cell) < 0)
-			return PV_OOM;
-	}
-	for (size_t i = 0; i < st->nms; i++) {
-		struct pv_carry *mst = &pv->mst[i];
-
-		if (!(mst->valid && mst->s <= c->t && c->t < mst->e) &&
-		    pv_state(st, pv->db, pv->q[Q_MST], st->m_states[i].id, c->abs, mst, err) < 0)
-			return -1;
-		if (pv_push(&st->m_states[i], mst, c->c0, c->c1, c->cell) < 0)
-			return PV_OOM;
-	}
-	return 0;
+	if (rc < 0)
+		return rc;
+	return pv_lane_states(pv, st->m_states, pv->mst, st->nms, pv->q[Q_MST], c, err);
 }
 
 /*
