@@ -181,13 +181,11 @@ int metrics_schedtrace_interval(sqlite3 *db, int64_t *ns, struct wsr_err *err)
 	return err->n > n0 ? -1 : 0;
 }
 
-int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_err *err)
+/* The figures kept in meta: names, times, event and discard counts, the run's record. */
+static int load_meta(sqlite3 *db, const char *path, struct metrics *m, struct wsr_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	int rc, n0 = err->n;
+	int n0 = err->n;
 
-	memset(m, 0, sizeof(*m));
-	snprintf(m->path, sizeof(m->path), "%s", path);
 	db_meta_read_text(db, "procname", m->program, sizeof(m->program), err);
 	if (m->program[0] == '\0') {
 		char tp[512];
@@ -229,9 +227,15 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 		err_push(err, "reading meta of %s", path);
 		return -1;
 	}
-	dag_figures_load(db, &m->ws);
+	return 0;
+}
 
-	/* Ps. */
+/* Per-P runs and time in each state; np (needs gomaxprocs and duration_ns). */
+static int load_ps(sqlite3 *db, struct metrics *m, struct wsr_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
 	/* runs: every g_run; schedticks: those with inherit = 0. */
 	if (db_prepare(db, &st,
 		       "SELECT p, schedticks, run_ns, runnext_runs, runs FROM p ORDER BY p",
@@ -281,8 +285,15 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 		if (pm->other_ns < 0)
 			pm->other_ns = 0;
 	}
+	return 0;
+}
 
-	/* Steals, spills, global gets. */
+/* Steals, spills, global gets: totals and per P. */
+static int load_queues(sqlite3 *db, struct metrics *m, struct wsr_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
 	if (db_prepare(db, &st, METRICS_STEAL_PAIRS_SQL, err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -327,10 +338,15 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 			m->p[p].spilled_gs += n;
 		}
 	}
-	if (done(db, st, rc, err) < 0)
-		return -1;
+	return done(db, st, rc, err);
+}
 
-	/* Ms and spinning. */
+/* Ms and spinning (needs spins_found from meta). */
+static int load_ms(sqlite3 *db, struct metrics *m, struct wsr_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
 	if (db_prepare(
 		    db, &st,
 		    "SELECT (SELECT count(*) FROM m), (SELECT coalesce(sum(end_ts - start_ts), 0) "
@@ -348,11 +364,16 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 			m->spins_empty = 0;
 		rc = SQLITE_DONE;
 	}
-	if (done(db, st, rc, err) < 0)
-		return -1;
+	return done(db, st, rc, err);
+}
 
-	/* Latency percentiles: nearest rank over the sorted samples, computed at
-	 * ingestion (meta.latency_*), or here for a database without them. */
+/* Latency percentiles: nearest rank over the sorted samples, computed at
+ * ingestion (meta.latency_*), or here for a database without them. */
+static int load_latency(sqlite3 *db, struct metrics *m, struct wsr_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, n0 = err->n;
+
 	rc = db_meta_read_int(db, "latency_n", &m->latency_n, err);
 	if (rc < 0)
 		return -1;
@@ -397,6 +418,18 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 			return -1;
 	}
 	return 0;
+}
+
+int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_err *err)
+{
+	memset(m, 0, sizeof(*m));
+	snprintf(m->path, sizeof(m->path), "%s", path);
+	if (load_meta(db, path, m, err) < 0)
+		return -1;
+	dag_figures_load(db, &m->ws);
+	if (load_ps(db, m, err) < 0 || load_queues(db, m, err) < 0 || load_ms(db, m, err) < 0)
+		return -1;
+	return load_latency(db, m, err);
 }
 
 const struct diag_rule diag_rules[] = {

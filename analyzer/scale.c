@@ -47,6 +47,7 @@
 #include "dag.h"
 #include "db.h"
 #include "err.h"
+#include "sbuf.h"
 
 #define SCALE_MAX_RUNS 16
 
@@ -231,30 +232,6 @@ out:
 	return ret;
 }
 
-/* s as HTML text (element content or attribute value). The same rules as
- * report.c's xml_text: both belong in the analyzer's string helpers. */
-static void html_text(FILE *f, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		switch (s[i]) {
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		default:
-			fputc(s[i], f);
-		}
-	}
-}
-
 static double minf(double a, double b)
 {
 	return a < b ? a : b;
@@ -328,7 +305,7 @@ static int write_html(FILE *f, const struct point *pts, int n, int ncpu, char **
 #define X(p) (L + ((p)-1) / (xmax > 1 ? xmax - 1 : 1) * (W - L - R))
 #define Y(v) (H - B - (v) / ymax * (H - T - B))
 	fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>wsr scale: ");
-	html_text(f, prog[0], strlen(prog[0]));
+	xml_fputs(f, prog[0]);
 	fprintf(f, "</title>\n<style>body{font-family:sans-serif;margin:2em}"
 		   "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;"
 		   "text-align:right}</style></head><body>\n<h1>wsr scale</h1>\n");
@@ -396,7 +373,7 @@ static int write_html(FILE *f, const struct point *pts, int n, int ncpu, char **
 		return -1;
 	}
 	fprintf(f, "</svg>\n<pre>\n");
-	html_text(f, md, mdlen);
+	xml_fputs(f, md);
 	fprintf(f, "</pre>\n</body></html>\n");
 	free(md);
 	return 0;
