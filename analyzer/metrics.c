@@ -202,6 +202,7 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 	db_meta_read_text(db, "runtime_version", m->runtime_version, sizeof(m->runtime_version),
 			  err);
 	db_meta_read_text(db, "vpid", m->vpid, sizeof(m->vpid), err);
+	db_meta_read_text(db, "policy", m->policy, sizeof(m->policy), err);
 	m->start_ts = meta_i(db, "start_ts", 0, err);
 	m->end_ts = meta_i(db, "end_ts", 0, err);
 	m->duration_ns = meta_i(db, "duration_ns", 0, err);

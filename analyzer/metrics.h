@@ -37,6 +37,7 @@ struct p_metrics {
 struct metrics {
 	char path[512];
 	char program[256], hostname[256], runtime_version[128], vpid[32];
+	char policy[32]; /* meta policy (init.policy): "" for traces of older runtimes */
 	int64_t start_ts, end_ts, duration_ns;
 	int gomaxprocs, np;
 	int64_t events, wsr_events, discarded_events, discarded_packets, discarded_ranges;
