@@ -60,6 +60,20 @@ struct metrics {
 
 int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_err *err);
 
+/* The figures `wsr lab` reads beyond struct metrics (docs/lab.md, where the
+ * SQL of each is written out). steal_attempts: meta steal_attempts (the sum of
+ * steal_scan.probed), -1 when the database has none. Locality: of the
+ * runnable intervals spent in a P's local queue (g_state runnable, p not
+ * NULL, not cut) that ended in a run, local_runs ran on that same P. */
+struct lab_figures {
+	int64_t steal_attempts;
+	int64_t queued_runs, local_runs;
+};
+
+/* Fills F; the locality query scans g_state once (like latency_hist_load,
+ * read by one caller: wsr lab). Returns 0, or -1 (pushed). */
+int metrics_lab_load(sqlite3 *db, struct lab_figures *f, struct wsr_err *err);
+
 /* The steal pairs (the view steal_graph, sql/views.sql): metrics_load()'s
  * per-P steals and totals, the report's matrix, JSON and DOT, and the
  * viewer's graph all read these rows. */
