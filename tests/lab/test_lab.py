@@ -6,9 +6,10 @@
 # the meta rows and the formulas lab.c uses; the policy recorded in each
 # database; the HTML page self-contained; and bad input (unknown workload or
 # policy, a DIR that is not empty or cannot be created) exits non-zero
-# without touching an existing DIR. TAP.
+# without touching an existing DIR; and a trace of an older runtime (the
+# corpus's fib-p1) gets no policy. TAP.
 #
-#   test_lab.py WSR
+#   test_lab.py WSR CORPUS_TRACES_TAR_XZ
 #
 # Invariants: every file lives under one TemporaryDirectory; no assertion
 #   compares a figure with wall-clock time.
@@ -18,6 +19,7 @@ import os
 import re
 import sqlite3
 import sys
+import tarfile
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
@@ -101,7 +103,7 @@ def fmt(v, key):
     return '-' if v is None else '%.*f' % (PREC[key], v)
 
 
-def check_results(out):
+def check_results(wsr, out):
     with open(os.path.join(out, 'lab.json')) as fh:
         cells = json.load(fh)['cells']
     ok(len(cells) == 8, 'lab.json has 2 x 2 x 2 cells', len(cells))
@@ -118,6 +120,11 @@ def check_results(out):
            name + ': init.policy in the events')
         f = raw_figures(db)
         db.close()
+        rt = run([wsr, 'report', path])
+        rj = run([wsr, 'report', '--format', 'json', path])
+        ok(rt.returncode == 0 and ('\n  policy: %s\n' % c['policy']) in rt.stdout and
+           rj.returncode == 0 and json.loads(rj.stdout).get('policy') == c['policy'],
+           name + ': wsr report names the policy (text and JSON)', rt.stdout[:400])
         raw[(c['workload'], c['policy'], c['procs'])] = f
         bad = [(k, c[k], f[k]) for k in PREC if k != 'speedup' and not close(c[k], f[k])]
         ok(c['duration_ns'] == f['duration_ns'] and not bad,
@@ -171,15 +178,34 @@ def check_bad_input(wsr, out, tmp):
            'exit %d\n%s' % (r.returncode, r.stderr))
 
 
+def check_old_trace(wsr, tarball, tmp):
+    """A trace of a runtime before init.policy: no meta policy, no report line."""
+    with tarfile.open(tarball) as t:
+        t.extractall(tmp, members=[m for m in t.getmembers()
+                                   if os.path.normpath(m.name).split('/')[0] == 'fib-p1'])
+    db = os.path.join(tmp, 'fib-p1.db')
+    r = run([wsr, 'ingest', os.path.join(tmp, 'fib-p1'), '-o', db])
+    if not ok(r.returncode == 0, 'an old trace (corpus fib-p1) ingests', r.stderr):
+        return
+    con = sqlite3.connect(db)
+    pol = con.execute("SELECT value FROM meta WHERE key = 'policy'").fetchall()
+    con.close()
+    rt = run([wsr, 'report', db])
+    rj = run([wsr, 'report', '--format', 'json', db])
+    ok(pol == [] and 'policy' not in rt.stdout and 'policy' not in json.loads(rj.stdout),
+       'an old trace: no meta policy, no policy in the report', (pol, rt.stdout[:300]))
+
+
 def main():
-    wsr = sys.argv[1]
+    wsr, tarball = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory(prefix='wsr-lab-') as tmp:
+        check_old_trace(wsr, tarball, tmp)
         out = os.path.join(tmp, 'lab')
         r = run([wsr, 'lab'] + ARGS + ['--out', out])
         if not ok(r.returncode == 0, 'wsr lab --quick runs', r.stderr + r.stdout):
             return done()
         note(r.stdout)
-        check_results(out)
+        check_results(wsr, out)
         check_bad_input(wsr, out, tmp)
     return done()
 
