@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "duration.h"
@@ -143,5 +144,22 @@ WSR_TEST(cli_usage_errors_exit_2)
 	ASSERT_EQ(parse(false, 3, novalue, &s, &first), 2);
 	ASSERT_EQ(parse(false, 4, badvalue, &s, &first), 2);
 	ASSERT_EQ(parse(false, 1, nothing, &s, &first), 2);
-	ASSERT_EQ(parse(false, 2, help, &s, &first), 0);
+	/* --help prints on stdout, which is the TAP stream here: catch it. */
+	FILE *out = tmpfile();
+	char text[512] = "";
+	int saved = dup(1);
+	ASSERT(out != NULL && saved >= 0);
+	fflush(stdout);
+	ASSERT(dup2(fileno(out), 1) >= 0);
+	int rc = parse(false, 2, help, &s, &first);
+	fflush(stdout);
+	ASSERT(dup2(saved, 1) >= 0);
+	close(saved);
+	rewind(out);
+	size_t n = fread(text, 1, sizeof(text) - 1, out);
+	text[n] = '\0';
+	fclose(out);
+	ASSERT_EQ(rc, 0);
+	ASSERT(strncmp(text, "usage: t", 8) == 0);
+	ASSERT(strstr(text, "--alpha DUR") != NULL);
 }
