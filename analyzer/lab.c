@@ -401,7 +401,7 @@ static void svg_plot(FILE *f, const struct cell *cells, int n, int w, int k,
 {
 	static const char *const colours[] = {"#1f77b4", "#d62728", "#2ca02c",
 					      "#9467bd", "#ff7f0e", "#8c564b"};
-	const double W = 360, H = 200, L = 50, B = 30, T = 20, R = 10;
+	const double W = 360, H = 200, L = 50, B = 30, T = 20, R = 30;
 	double ymax = 0;
 
 	for (int i = 0; i < n; i++)
