@@ -7,10 +7,11 @@
  * figures that would need a pass over them (time integrals of the counters,
  * the latency percentiles) are computed once during ingestion and kept in
  * meta (idle_while_*_ns, latency_*), so a report on a 10M-event database
- * takes well under 2 s. Two exceptions, each read by one caller: the
+ * takes well under 2 s. Three exceptions, each read by one caller: the
  * latency histogram (latency_hist_load, the viewer's picture) scans
  * sched_latency once; the schedtrace rows run sql/schedtrace.sql, index
- * lookups per instant.
+ * lookups per instant; metrics_lab_load's locality (wsr lab) joins g_state
+ * with itself once, on its (g, start_ts) index.
  *
  * One place per figure: the viewer and the HTML report link this file and
  * read struct metrics, latency_hist and schedtrace_row like `wsr report`,
@@ -171,6 +172,30 @@ static int64_t meta_i(sqlite3 *db, const char *key, int64_t dflt, struct wsr_err
 	return db_meta_read_int(db, key, &v, err) == 1 ? v : dflt;
 }
 
+int metrics_lab_load(sqlite3 *db, struct lab_figures *f, struct wsr_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	f->steal_attempts = meta_i(db, "steal_attempts", -1, err);
+	if (db_prepare(db, &st,
+		       "SELECT count(*), coalesce(sum(x.p = r.p), 0) FROM g_state r "
+		       "JOIN g_state x ON x.g = r.g AND x.start_ts = r.end_ts AND "
+		       "x.state = 'running' "
+		       "WHERE r.state = 'runnable' AND r.p IS NOT NULL AND r.cut = 0",
+		       err) < 0)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		f->queued_runs = sqlite3_column_int64(st, 0);
+		f->local_runs = sqlite3_column_int64(st, 1);
+	} else {
+		err_push(err, "sqlite: locality: %s", sqlite3_errmsg(db));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
 int metrics_schedtrace_interval(sqlite3 *db, int64_t *ns, struct wsr_err *err)
 {
 	int n0 = err->n;
@@ -200,6 +225,7 @@ static int load_meta(sqlite3 *db, const char *path, struct metrics *m, struct ws
 	db_meta_read_text(db, "runtime_version", m->runtime_version, sizeof(m->runtime_version),
 			  err);
 	db_meta_read_text(db, "vpid", m->vpid, sizeof(m->vpid), err);
+	db_meta_read_text(db, "policy", m->policy, sizeof(m->policy), err);
 	m->start_ts = meta_i(db, "start_ts", 0, err);
 	m->end_ts = meta_i(db, "end_ts", 0, err);
 	m->duration_ns = meta_i(db, "duration_ns", 0, err);

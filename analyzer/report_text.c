@@ -115,6 +115,8 @@ static int print_header(struct report *r, FILE *f, bool md, struct wsr_err *err)
 		m->hostname, m->vpid[0] ? (md ? "" : "") : "",
 		m->runtime_version[0] ? m->runtime_version : "?");
 	fprintf(f, "%sexit: %s\n", pre, r->exit_text);
+	if (m->policy[0] != '\0')
+		fprintf(f, "%spolicy: %s\n", pre, m->policy);
 	if (r->m->init_missing)
 		fprintf(f,
 			"%sduration: %s, gomaxprocs unknown (the trace has no init event: the "

@@ -110,8 +110,7 @@ static int cpus(void)
 	return n > 0 ? (int)n : 1;
 }
 
-/* DIR must not exist (created) or be an empty directory. */
-static int make_dir(const char *dir, struct wsr_err *err)
+int cmd_make_out_dir(const char *dir, struct wsr_err *err)
 {
 	if (mkdir(dir, 0755) == 0)
 		return 0;
@@ -141,7 +140,17 @@ static int make_dir(const char *dir, struct wsr_err *err)
  * output to DIR/run-pP.log. Returns its exit status, or -1. */
 static int run_one(const char *dir, int procs, char **prog, struct wsr_err *err)
 {
-	char out[PATH_MAX], log[PATH_MAX], np[16], self[PATH_MAX];
+	char out[PATH_MAX], log[PATH_MAX];
+
+	snprintf(out, sizeof(out), "%s/p%d", dir, procs);
+	snprintf(log, sizeof(log), "%s/run-p%d.log", dir, procs);
+	return cmd_run_child(out, log, procs, NULL, prog, err);
+}
+
+int cmd_run_child(const char *out, const char *log, int procs, const char *wsrdebug, char **prog,
+		  struct wsr_err *err)
+{
+	char np[16], self[PATH_MAX];
 	int argc = 0;
 	ssize_t sn = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
@@ -158,14 +167,12 @@ static int run_one(const char *dir, int procs, char **prog, struct wsr_err *err)
 		err_push(err, "out of memory");
 		return -1;
 	}
-	snprintf(out, sizeof(out), "%s/p%d", dir, procs);
-	snprintf(log, sizeof(log), "%s/run-p%d.log", dir, procs);
 	snprintf(np, sizeof(np), "%d", procs);
 	argv[0] = "wsr";
 	argv[1] = "run";
 	argv[2] = "--lossless";
 	argv[3] = "--out";
-	argv[4] = out;
+	argv[4] = (char *)out;
 	argv[5] = "--";
 	for (int i = 0; i < argc; i++)
 		argv[6 + i] = prog[i];
@@ -187,6 +194,8 @@ static int run_one(const char *dir, int procs, char **prog, struct wsr_err *err)
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
 		setenv("WSRMAXPROCS", np, 1);
+		if (wsrdebug != NULL)
+			setenv("WSRDEBUG", wsrdebug, 1);
 		execv(self, argv);
 		fprintf(stderr, "wsr scale: error: exec %s: %s\n", self, strerror(errno));
 		_exit(127);
@@ -407,7 +416,7 @@ int cmd_scale(int argc, char **argv)
 		snprintf(dir, sizeof(dir), "wsr-scale-%s-%s", base != NULL ? base + 1 : prog[0],
 			 stamp);
 	}
-	if (make_dir(dir, &err) < 0)
+	if (cmd_make_out_dir(dir, &err) < 0)
 		goto fail;
 	/* P = 1, 2, 4 ... and maxp itself when it is not a power of 2. */
 	int plist[SCALE_MAX_RUNS], np = 0;
