@@ -14,7 +14,6 @@
 #include "config.h"
 
 #include <ctype.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -24,9 +23,11 @@
 
 #include <sqlite3.h>
 
+#include "cli.h"
 #include "cmd.h"
 #include "db.h"
 #include "metrics.h"
+#include "sbuf.h"
 
 enum op {
 	OP_GT,
@@ -150,74 +151,84 @@ static int load(const char *path, sqlite3 **db, struct metrics **m, struct wsr_e
 	return 0;
 }
 
-static const struct option check_options[] = {
-	{"fail-if", required_argument, NULL, 'F'},
-	{"list", no_argument, NULL, 'l'},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+static void check_help_metrics(FILE *f)
+{
+	fprintf(f, "metrics:\n");
+	list_metrics(f);
+}
+
+static const struct cli_opt check_opts[] = {
+	{"fail-if", CLI_LONG, "EXPR",
+	 "a condition METRIC OP VALUE, OP one of > >= < <= == !=;\n"
+	 "repeat it for more; exit 1 if any condition holds"},
+	{"list", CLI_LONG + 1, NULL, "the metrics, one a line"},
+	{NULL, 0, NULL, NULL},
 };
 
-static void check_usage(FILE *f)
+static const struct cli check_cli = {
+	.prog = "wsr check",
+	.synopsis = "wsr check trace.db --fail-if 'METRIC OP VALUE' ... | wsr check --list",
+	.about = "The CI gate: one line per condition, exit 1 when one holds (see wsr-check(1)).",
+	.opts = check_opts,
+	.min_args = 0,
+	.max_args = 1,
+	.help_extra = check_help_metrics,
+};
+
+struct check_args {
+	struct cond conds[64];
+	int n;
+};
+
+static int check_opt(void *ctx, int key, const char *arg)
 {
-	fprintf(f, "usage: wsr check trace.db --fail-if 'METRIC OP VALUE' ...\n"
-		   "  --fail-if EXPR  a condition METRIC OP VALUE, OP one of > >= < <= == !=;\n"
-		   "                  repeat it for more; exit 1 if any condition holds\n"
-		   "  --list          the metrics, one a line\n"
-		   "  -h, --help      this text and the metrics\n");
+	struct check_args *a = ctx;
+	char why[512];
+
+	if (key == CLI_LONG + 1) {
+		list_metrics(stdout);
+		return CLI_DONE;
+	}
+	if (a->n == 64) {
+		fprintf(stderr, "wsr check: error: at most 64 conditions\n");
+		return 2;
+	}
+	if (parse_cond(arg, &a->conds[a->n], why, sizeof(why)) < 0) {
+		fprintf(stderr, "wsr check: error: %s\n", why);
+		return 2;
+	}
+	a->n++;
+	return 0;
 }
 
 int cmd_check(int argc, char **argv)
 {
-	struct cond conds[64];
-	int n = 0, breaches = 0, ret = 1, c;
-	const char *path = NULL;
-	char why[512];
+	struct check_args *a = calloc(1, sizeof(*a));
+	struct cond *conds;
+	int n, breaches = 0, ret = 1, first;
+	const char *path;
 	struct wsr_err err;
 	sqlite3 *db = NULL;
 	struct metrics *m = NULL;
 
+	if (a == NULL) {
+		fprintf(stderr, "wsr check: error: out of memory\n");
+		return 1;
+	}
 	err_init(&err);
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", check_options, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			check_usage(stdout);
-			printf("metrics:\n");
-			list_metrics(stdout);
-			return 0;
-		case 'l':
-			list_metrics(stdout);
-			return 0;
-		case 'F':
-			if (n == 64) {
-				fprintf(stderr, "wsr check: error: at most 64 conditions\n");
-				return 2;
-			}
-			if (parse_cond(optarg, &conds[n], why, sizeof(why)) < 0) {
-				fprintf(stderr, "wsr check: error: %s\n", why);
-				return 2;
-			}
-			n++;
-			break;
-		default:
-			err_option("wsr check", c, argv[optind - 1], stderr);
-			check_usage(stderr);
-			return 2;
-		}
-	}
-	for (; optind < argc; optind++) {
-		if (path == NULL) {
-			path = argv[optind];
-		} else {
-			fprintf(stderr, "wsr check: error: unexpected argument '%s'\n",
-				argv[optind]);
-			return 2;
-		}
-	}
+	ret = cli_parse(&check_cli, argc, argv, check_opt, a, &first);
+	if (ret >= 0)
+		goto out;
+	ret = 1;
+	conds = a->conds;
+	n = a->n;
+	path = first < argc ? argv[first] : NULL;
 	if (path == NULL || n == 0) {
-		check_usage(stderr);
-		return 2;
+		fprintf(stderr, "wsr check: error: %s\n",
+			path == NULL ? "no database given" : "no --fail-if condition given");
+		cli_help(&check_cli, stderr);
+		ret = 2;
+		goto out;
 	}
 	if (load(path, &db, &m, &err) < 0) {
 		err_print(&err, "wsr check", stderr);
@@ -237,6 +248,7 @@ int cmd_check(int argc, char **argv)
 	}
 	ret = breaches > 0 ? 1 : 0;
 out:
+	free(a);
 	free(m);
 	if (db != NULL)
 		sqlite3_close(db);
@@ -248,17 +260,13 @@ out:
  * gomaxprocs, a trace whose gomaxprocs is unknown. Each is a sentence in
  * OUT; returns how many.
  */
-static int diff_warnings(sqlite3 *db[2], struct metrics *m[2], char out[][1024], int max)
+static int diff_warnings(struct metrics *m[2], char out[][1024], int max)
 {
-	char cmd[2][1024];
-	int64_t v;
+	const char *cmd[2];
 	int n = 0;
 
-	for (int k = 0; k < 2; k++) {
-		db_get_meta_text(db[k], "command", cmd[k], sizeof(cmd[k]));
-		if (cmd[k][0] == '\0')
-			snprintf(cmd[k], sizeof(cmd[k]), "%s", m[k]->program);
-	}
+	for (int k = 0; k < 2; k++)
+		cmd[k] = m[k]->command[0] != '\0' ? m[k]->command : m[k]->program;
 	if (n < max && strcmp(cmd[0], cmd[1]) != 0)
 		snprintf(out[n++], 1024,
 			 "the runs are of different programs or arguments (base: %.400s; new: "
@@ -266,7 +274,7 @@ static int diff_warnings(sqlite3 *db[2], struct metrics *m[2], char out[][1024],
 			 cmd[0], cmd[1]);
 	bool unknown[2];
 	for (int k = 0; k < 2; k++)
-		unknown[k] = db_get_meta_int(db[k], "init_missing", &v) == 0 && v != 0;
+		unknown[k] = m[k]->init_missing;
 	if (n < max && (unknown[0] || unknown[1]))
 		snprintf(out[n++], 1024, "gomaxprocs is unknown in the %s run (no init event)",
 			 unknown[0] && unknown[1] ? "base and the new"
@@ -280,59 +288,47 @@ static int diff_warnings(sqlite3 *db[2], struct metrics *m[2], char out[][1024],
 	return n;
 }
 
-static const struct option diff_options[] = {
-	{"format", required_argument, NULL, 'f'},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+static const struct cli_opt diff_opts[] = {
+	{"format", 'f', "FORMAT", "text (default), md, json"},
+	{NULL, 0, NULL, NULL},
 };
 
-static void diff_usage(FILE *f)
+static const struct cli diff_cli = {
+	.prog = "wsr diff",
+	.synopsis = "wsr diff base.db new.db [--format text|md|json]",
+	.about = "The metrics of two runs side by side with their deltas; a warning on\n"
+		 "stderr when the runs are of different programs or gomaxprocs.",
+	.opts = diff_opts,
+	.min_args = 2,
+	.max_args = 2,
+};
+
+static int diff_opt(void *ctx, int key, const char *arg)
 {
-	fprintf(f, "usage: wsr diff base.db new.db [--format text|md|json]\n"
-		   "  The metrics of two runs side by side with their deltas; a warning on\n"
-		   "  stderr when the runs are of different programs or gomaxprocs.\n"
-		   "  --format F  text (default), md, json\n"
-		   "  -h, --help  this text\n");
+	if (key == 'f')
+		*(const char **)ctx = arg;
+	return 0;
 }
 
 int cmd_diff(int argc, char **argv)
 {
-	const char *paths[2] = {NULL, NULL};
+	const char *paths[2];
 	const char *format = "text";
 	struct wsr_err err;
 	sqlite3 *db[2] = {NULL, NULL};
 	struct metrics *m[2] = {NULL, NULL};
-	int ret = 1, np = 0, c;
+	int ret = 1, first;
 
 	err_init(&err);
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", diff_options, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			diff_usage(stdout);
-			return 0;
-		case 'f':
-			format = optarg;
-			break;
-		default:
-			err_option("wsr diff", c, argv[optind - 1], stderr);
-			diff_usage(stderr);
-			return 2;
-		}
-	}
-	for (; optind < argc; optind++) {
-		if (np < 2) {
-			paths[np++] = argv[optind];
-		} else {
-			fprintf(stderr, "wsr diff: error: unexpected argument '%s'\n",
-				argv[optind]);
-			return 2;
-		}
-	}
+	ret = cli_parse(&diff_cli, argc, argv, diff_opt, &format, &first);
+	if (ret >= 0)
+		return ret;
+	ret = 1;
+	paths[0] = argv[first];
+	paths[1] = argv[first + 1];
 	bool md = strcmp(format, "md") == 0, json = strcmp(format, "json") == 0;
-	if (np != 2 || (!md && !json && strcmp(format, "text") != 0)) {
-		diff_usage(stderr);
+	if (!md && !json && strcmp(format, "text") != 0) {
+		fprintf(stderr, "wsr diff: error: unknown format '%s' (text, md, json)\n", format);
 		return 2;
 	}
 	for (int k = 0; k < 2; k++) {
@@ -343,20 +339,18 @@ int cmd_diff(int argc, char **argv)
 		}
 	}
 	char warn[4][1024];
-	int nwarn = diff_warnings(db, m, warn, 4);
+	int nwarn = diff_warnings(m, warn, 4);
 	for (int k = 0; k < nwarn; k++)
 		fprintf(stderr, "wsr diff: warning: %s\n", warn[k]);
 	if (json) {
-		printf("{\n  \"base\": \"%s\",\n  \"new\": \"%s\",\n  \"warnings\": [", paths[0],
-		       paths[1]);
+		printf("{\n  \"base\": ");
+		json_fputs(stdout, paths[0]);
+		printf(",\n  \"new\": ");
+		json_fputs(stdout, paths[1]);
+		printf(",\n  \"warnings\": [");
 		for (int k = 0; k < nwarn; k++) {
-			printf("%s\n    \"", k ? "," : "");
-			for (const char *ch = warn[k]; *ch != '\0'; ch++)
-				if (*ch == '"' || *ch == '\\')
-					printf("\\%c", *ch);
-				else if ((unsigned char)*ch >= 0x20)
-					putchar(*ch);
-			printf("\"");
+			printf("%s\n    ", k ? "," : "");
+			json_fputs(stdout, warn[k]);
 		}
 		printf("%s],\n  \"metrics\": {", nwarn ? "\n  " : "");
 	} else if (md) {

@@ -10,7 +10,7 @@
  *     1.1 adds stream_instance_id and packet_seq_num.
  *   - A trailing partial entry is reported (the index is truncated), never
  *     silently dropped.
- *   - Shared by `wsr run` (loss counts, analyzer/record/trace_stats.c) and
+ *   - Shared by `wsr run` (loss counts, analyzer/record/trace_index.c) and
  *     `wsr ingest` (the stream files hold every packet the index lists).
  * Concurrency: none; the caller owns the returned array.
  */

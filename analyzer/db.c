@@ -4,9 +4,10 @@
  * Invariants:
  *   - A database under construction is written with journal_mode=OFF and
  *     synchronous=OFF: it is a temporary file (X.db.PID.tmp, ingest.c) that is renamed
- *     only after the final COMMIT succeeded, so a crash leaves no database
- *     under the final name and durability of the tmp file does not matter.
- *     The rename is followed by fsync of the file (ingest.c).
+ *     only after the final COMMIT succeeded, so a process that dies leaves no
+ *     database under the final name. Nothing is fsynced: after a power loss
+ *     or OS crash soon after the rename the file under the final name may be
+ *     incomplete; the trace is the durable copy (`wsr ingest --force` again).
  *   - Memory stays bounded whatever the trace size: a 16 MiB page cache, and
  *     temporary files (not memory) for the sorter that builds the indexes
  *     (SQLite sizes the sorter's in-memory runs by cache_size, so that
@@ -123,7 +124,8 @@ int db_open_ro(const char *path, sqlite3 **out, struct wsr_err *err)
 	int ret = -1;
 	int version = -1;
 
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
 		err_input(err, "opening %s: %s", path,
 			  db != NULL ? sqlite3_errmsg(db) : "out of memory");
 		goto out;
@@ -206,35 +208,63 @@ int db_meta_text(sqlite3 *db, const char *key, const char *value, struct wsr_err
 	return db_meta(db, key, 0, 0, value, err);
 }
 
-int db_get_meta_int(sqlite3 *db, const char *key, int64_t *value)
+/* Steps the meta row of KEY: SQLITE_ROW (value in column 0), SQLITE_DONE, or -1 (pushed). */
+static int meta_row(sqlite3 *db, const char *key, sqlite3_stmt **st, struct wsr_err *err)
+{
+	int rc;
+
+	if (db_prepare(db, st, "SELECT value FROM meta WHERE key = ?", err) < 0)
+		return -1;
+	sqlite3_bind_text(*st, 1, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(*st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		err_push(err, "sqlite: reading meta %s: %s", key, sqlite3_errmsg(db));
+		return -1;
+	}
+	return rc;
+}
+
+int db_meta_read_int(sqlite3 *db, const char *key, int64_t *value, struct wsr_err *err)
 {
 	sqlite3_stmt *st = NULL;
-	int ret = -1;
+	int rc = meta_row(db, key, &st, err), ret = rc < 0 ? -1 : 0;
 
-	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return -1;
-	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
 		*value = sqlite3_column_int64(st, 0);
-		ret = 0;
+		ret = 1;
 	}
 	sqlite3_finalize(st);
 	return ret;
 }
 
-void db_get_meta_text(sqlite3 *db, const char *key, char *buf, size_t size)
+int db_meta_read_text(sqlite3 *db, const char *key, char *buf, size_t size, struct wsr_err *err)
 {
 	sqlite3_stmt *st = NULL;
+	int rc = meta_row(db, key, &st, err), ret = rc < 0 ? -1 : 0;
 
 	buf[0] = '\0';
-	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return;
-	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) != NULL)
+	if (rc == SQLITE_ROW && sqlite3_column_text(st, 0) != NULL) {
 		snprintf(buf, size, "%s", (const char *)sqlite3_column_text(st, 0));
+		ret = 1;
+	}
 	sqlite3_finalize(st);
+	return ret;
+}
+
+int db_get_meta_int(sqlite3 *db, const char *key, int64_t *value)
+{
+	struct wsr_err err;
+
+	err_init(&err);
+	return db_meta_read_int(db, key, value, &err) == 1 ? 0 : -1;
+}
+
+void db_get_meta_text(sqlite3 *db, const char *key, char *buf, size_t size)
+{
+	struct wsr_err err;
+
+	err_init(&err);
+	db_meta_read_text(db, key, buf, size, &err);
 }
 
 int db_check_replaceable(const char *path, struct wsr_err *err)

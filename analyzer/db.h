@@ -13,6 +13,7 @@
 #ifndef WSR_ANALYZER_DB_H
 #define WSR_ANALYZER_DB_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <sqlite3.h>
@@ -37,7 +38,14 @@ int db_exec(sqlite3 *db, const char *sql, struct wsr_err *err);
 int db_prepare(sqlite3 *db, sqlite3_stmt **st, const char *sql, struct wsr_err *err);
 int db_meta_int(sqlite3 *db, const char *key, int64_t value, struct wsr_err *err);
 int db_meta_text(sqlite3 *db, const char *key, const char *value, struct wsr_err *err);
-/* Reads meta.key as an integer into *value; returns 0, or -1 if absent. */
+/*
+ * Reads meta.key into *value / buf (empty if absent): 1 found, 0 absent or
+ * NULL, -1 on an SQLite error (pushed on err). Every reader of wsr uses these.
+ */
+int db_meta_read_int(sqlite3 *db, const char *key, int64_t *value, struct wsr_err *err);
+int db_meta_read_text(sqlite3 *db, const char *key, char *buf, size_t size, struct wsr_err *err);
+/* The same without the error (absent or failed alike): for ingest.c and dag.c.
+ * Reads meta.key as an integer into *value; returns 0, or -1 if absent. */
 int db_get_meta_int(sqlite3 *db, const char *key, int64_t *value);
 /* Reads meta.key as text into buf (empty if absent). */
 void db_get_meta_text(sqlite3 *db, const char *key, char *buf, size_t size);

@@ -45,6 +45,11 @@ void dchild_interrupt(int sig)
 	interrupted = sig;
 }
 
+int dchild_interrupted(void)
+{
+	return (int)interrupted;
+}
+
 static double now_s(void)
 {
 	struct timespec t;

@@ -46,5 +46,7 @@ int dchild_decode(const struct pre *pr, const char *dir, const struct dchild_opt
 		  const struct dchild_sink *sink, struct wsr_err *err);
 /* Async-signal-safe: the running dchild_decode() stops with "interrupted". */
 void dchild_interrupt(int sig);
+/* The signal dchild_interrupt() was called with, 0 if none. */
+int dchild_interrupted(void);
 
 #endif /* WSR_ANALYZER_DCHILD_H */

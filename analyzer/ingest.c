@@ -20,7 +20,6 @@
  */
 #include "config.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -32,9 +31,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cmd.h"
 #include "dchild.h"
 #include "derive.h"
+#include "duration.h"
 #include "ingest.h"
 #include "precheck.h"
 #include "publish.h"
@@ -171,115 +172,110 @@ out:
 	return ret;
 }
 
-static const struct option ingest_options[] = {
-	{"output", required_argument, NULL, 'o'},  {"force", no_argument, NULL, 'f'},
-	{"timeout", required_argument, NULL, 't'}, {"vpid", required_argument, NULL, 'p'},
-	{"quiet", no_argument, NULL, 'q'},         {"verbose", no_argument, NULL, 'v'},
-	{"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+enum {
+	OPT_TIMEOUT = CLI_LONG,
+	OPT_VPID,
+	OPT_VERBOSE
 };
 
-static void ingest_usage(FILE *f)
+static const struct cli_opt ingest_opts[] = {
+	{"output", 'o', "FILE", "the database to write (default TRACE_DIR/trace.db)"},
+	{"force", 'f', NULL, "replace an existing wsr database (never another file)"},
+	{"timeout", OPT_TIMEOUT, "DUR",
+	 "give up when the decoder makes no progress for DUR, whole\n"
+	 "seconds (default 30s)"},
+	{"vpid", OPT_VPID, "PID", "analyse only the events of process PID"},
+	{"quiet", 'q', NULL, "no progress line and no summary line"},
+	{"verbose", OPT_VERBOSE, NULL, "let babeltrace2 print its own messages on stderr"},
+	{NULL, 0, NULL, NULL},
+};
+
+static const struct cli ingest_cli = {
+	.prog = "wsr ingest",
+	.synopsis = "wsr ingest TRACE_DIR [-o trace.db] [--force] [--timeout DUR] [--vpid PID] "
+		    "[--quiet] [--verbose]",
+	.about = "Reads the CTF trace under TRACE_DIR (babeltrace2) and writes one SQLite\n"
+		 "database (default TRACE_DIR/trace.db); see wsr-ingest(1) and docs/schema.md.",
+	.opts = ingest_opts,
+	.min_args = 1,
+	.max_args = 1,
+};
+
+struct ingest_args {
+	struct ingest_opts o;
+	const char *out;
+	bool quiet;
+};
+
+static int ingest_opt(void *ctx, int key, const char *arg)
 {
-	fprintf(f, "usage: wsr ingest TRACE_DIR [-o trace.db] [--force] [--timeout SECONDS] "
-		   "[--vpid PID] [--quiet] [--verbose]\n"
-		   "  Reads the CTF trace under TRACE_DIR (babeltrace2) and writes one SQLite\n"
-		   "  database (default TRACE_DIR/trace.db); see docs/schema.md.\n"
-		   "  -o, --output FILE  the database to write (default TRACE_DIR/trace.db)\n"
-		   "  -f, --force        replace an existing wsr database (never another file)\n"
-		   "  --timeout S        give up when the decoder makes no progress for S seconds "
-		   "(default 30)\n"
-		   "  --vpid PID         analyse only the events of process PID\n"
-		   "  -q, --quiet        no progress line and no summary line\n"
-		   "  --verbose          let babeltrace2 print its own messages on stderr\n"
-		   "  -h, --help         this text\n");
+	struct ingest_args *a = ctx;
+	int64_t ns;
+	char *end;
+	long v;
+
+	switch (key) {
+	case 'f':
+		a->o.force = true;
+		break;
+	case 'q':
+		a->quiet = true;
+		break;
+	case OPT_VERBOSE:
+		a->o.verbose = true;
+		break;
+	case 'o':
+		a->out = arg;
+		break;
+	case OPT_VPID:
+		v = strtol(arg, &end, 10);
+		if (*end != '\0' || v < 1) {
+			fprintf(stderr, "wsr ingest: error: bad --vpid '%s'\n", arg);
+			return 2;
+		}
+		a->o.vpid = v;
+		break;
+	case OPT_TIMEOUT:
+		if (duration_parse(arg, &ns) < 0 || ns % 1000000000 != 0 || ns > 86400000000000) {
+			fprintf(stderr,
+				"wsr ingest: error: bad --timeout '%s': whole seconds from 1s to "
+				"86400s, e.g. 30s (" DURATION_HINT ")\n",
+				arg);
+			return 2;
+		}
+		a->o.timeout_s = (int)(ns / 1000000000);
+		break;
+	}
+	return 0;
 }
 
-int cmd_ingest(int argc, char **argv)
+int ingest_main(const char *dir, const char *out, const struct ingest_opts *o, bool quiet)
 {
-	struct ingest_opts o = {.timeout_s = 30, .progress = isatty(2)};
-	const char *dir = NULL, *out = NULL;
 	char outbuf[PATH_MAX];
 	struct ingest_stats stats = {0};
+	struct sigaction sa = {.sa_handler = dchild_interrupt}, old[3];
+	static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
 	struct wsr_err err;
-	bool quiet = false;
-	int c;
+	int ret;
 
 	err_init(&err);
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:fqh", ingest_options, NULL)) != -1) {
-		char *end;
-		long v;
-		switch (c) {
-		case 'h':
-			ingest_usage(stdout);
-			return 0;
-		case 'f':
-			o.force = true;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'v':
-			o.verbose = true;
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 'p':
-			v = strtol(optarg, &end, 10);
-			if (*end != '\0' || v < 1) {
-				fprintf(stderr, "wsr ingest: error: bad --vpid '%s'\n", optarg);
-				return 2;
-			}
-			o.vpid = v;
-			break;
-		case 't':
-			v = strtol(optarg, &end, 10);
-			if (*end != '\0' || v < 1 || v > 86400) {
-				fprintf(stderr, "wsr ingest: error: bad --timeout '%s'\n", optarg);
-				return 2;
-			}
-			o.timeout_s = (int)v;
-			break;
-		default:
-			err_option("wsr ingest", c, argv[optind - 1], stderr);
-			ingest_usage(stderr);
-			return 2;
-		}
-	}
-	for (; optind < argc; optind++) {
-		if (dir == NULL) {
-			dir = argv[optind];
-		} else {
-			fprintf(stderr, "wsr ingest: error: unexpected argument '%s'\n",
-				argv[optind]);
-			ingest_usage(stderr);
-			return 2;
-		}
-	}
-	if (dir == NULL) {
-		ingest_usage(stderr);
-		return 2;
-	}
-	if (quiet)
-		o.progress = false;
 	if (out == NULL) {
 		snprintf(outbuf, sizeof(outbuf), "%s/trace.db", dir);
 		out = outbuf;
 	}
-
-	struct sigaction sa = {.sa_handler = dchild_interrupt};
+	/* A stop signal makes ingest_trace() remove its temporary file and fail. */
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-
-	if (ingest_trace(dir, out, &o, &stats, &err) < 0) {
-		if (o.progress)
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &sa, &old[i]);
+	ret = ingest_trace(dir, out, o, &stats, &err);
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &old[i], NULL);
+	if (ret < 0) {
+		if (o->progress)
 			fputc('\n', stderr);
 		err_print(&err, "wsr ingest", stderr);
-		return err.exit_code;
+		/* Interrupted: 128 + N, as a shell reports a process killed by signal N. */
+		return dchild_interrupted() ? 128 + dchild_interrupted() : err.exit_code;
 	}
 	if (stats.init_missing)
 		fprintf(stderr,
@@ -291,4 +287,16 @@ int cmd_ingest(int argc, char **argv)
 			stats.events, stats.seconds,
 			stats.seconds > 0 ? (double)stats.events / stats.seconds / 1e6 : 0.0, out);
 	return 0;
+}
+
+int cmd_ingest(int argc, char **argv)
+{
+	struct ingest_args a = {.o = {.timeout_s = 30, .progress = isatty(2)}};
+	int first, rc = cli_parse(&ingest_cli, argc, argv, ingest_opt, &a, &first);
+
+	if (rc >= 0)
+		return rc;
+	if (a.quiet)
+		a.o.progress = false;
+	return ingest_main(argv[first], a.out, &a.o, a.quiet);
 }

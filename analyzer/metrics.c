@@ -7,10 +7,11 @@
  * figures that would need a pass over them (time integrals of the counters,
  * the latency percentiles) are computed once during ingestion and kept in
  * meta (idle_while_*_ns, latency_*), so a report on a 10M-event database
- * takes well under 2 s. Two exceptions, each read by one caller: the
+ * takes well under 2 s. Three exceptions, each read by one caller: the
  * latency histogram (latency_hist_load, the viewer's picture) scans
  * sched_latency once; the schedtrace rows run sql/schedtrace.sql, index
- * lookups per instant.
+ * lookups per instant; metrics_lab_load's locality (wsr lab) joins g_state
+ * with itself once, on its (g, start_ts) index.
  *
  * One place per figure: the viewer and the HTML report link this file and
  * read struct metrics, latency_hist and schedtrace_row like `wsr report`,
@@ -153,15 +154,6 @@ int metric_value(const struct metrics *m, const char *name, double *v)
 	return -1;
 }
 
-static int prep(sqlite3 *db, sqlite3_stmt **st, const char *sql, struct wsr_err *err)
-{
-	if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK) {
-		err_push(err, "sqlite: %s (in \"%.50s...\")", sqlite3_errmsg(db), sql);
-		return -1;
-	}
-	return 0;
-}
-
 static int done(sqlite3 *db, sqlite3_stmt *st, int rc, struct wsr_err *err)
 {
 	sqlite3_finalize(st);
@@ -172,53 +164,108 @@ static int done(sqlite3 *db, sqlite3_stmt *st, int rc, struct wsr_err *err)
 	return 0;
 }
 
-static int64_t meta_i(sqlite3 *db, const char *key, int64_t dflt)
+/* meta.KEY, or DFLT when absent; an SQLite error is pushed on ERR (checked once after the reads). */
+static int64_t meta_i(sqlite3 *db, const char *key, int64_t dflt, struct wsr_err *err)
 {
 	int64_t v;
 
-	return db_get_meta_int(db, key, &v) == 0 ? v : dflt;
+	return db_meta_read_int(db, key, &v, err) == 1 ? v : dflt;
 }
 
-int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_err *err)
+int metrics_lab_load(sqlite3 *db, struct lab_figures *f, struct wsr_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	memset(m, 0, sizeof(*m));
-	snprintf(m->path, sizeof(m->path), "%s", path);
-	db_get_meta_text(db, "procname", m->program, sizeof(m->program));
+	f->steal_attempts = meta_i(db, "steal_attempts", -1, err);
+	if (db_prepare(db, &st,
+		       "SELECT count(*), coalesce(sum(x.p = r.p), 0) FROM g_state r "
+		       "JOIN g_state x ON x.g = r.g AND x.start_ts = r.end_ts AND "
+		       "x.state = 'running' "
+		       "WHERE r.state = 'runnable' AND r.p IS NOT NULL AND r.cut = 0",
+		       err) < 0)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		f->queued_runs = sqlite3_column_int64(st, 0);
+		f->local_runs = sqlite3_column_int64(st, 1);
+	} else {
+		err_push(err, "sqlite: locality: %s", sqlite3_errmsg(db));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+int metrics_schedtrace_interval(sqlite3 *db, int64_t *ns, struct wsr_err *err)
+{
+	int n0 = err->n;
+
+	*ns = meta_i(db, "schedtrace_interval_ns", 1000000, err);
+	if (*ns <= 0)
+		*ns = 1000000;
+	return err->n > n0 ? -1 : 0;
+}
+
+/* The figures kept in meta: names, times, event and discard counts, the run's record. */
+static int load_meta(sqlite3 *db, const char *path, struct metrics *m, struct wsr_err *err)
+{
+	int n0 = err->n;
+
+	db_meta_read_text(db, "procname", m->program, sizeof(m->program), err);
 	if (m->program[0] == '\0') {
 		char tp[512];
-		db_get_meta_text(db, "trace_path", tp, sizeof(tp));
+		db_meta_read_text(db, "trace_path", tp, sizeof(tp), err);
 		size_t l = strlen(tp);
 		while (l > 1 && tp[l - 1] == '/')
 			tp[--l] = '\0';
 		const char *b = strrchr(tp, '/');
 		snprintf(m->program, sizeof(m->program), "%s", b != NULL ? b + 1 : tp);
 	}
-	db_get_meta_text(db, "hostname", m->hostname, sizeof(m->hostname));
-	db_get_meta_text(db, "runtime_version", m->runtime_version, sizeof(m->runtime_version));
-	db_get_meta_text(db, "vpid", m->vpid, sizeof(m->vpid));
-	m->start_ts = meta_i(db, "start_ts", 0);
-	m->end_ts = meta_i(db, "end_ts", 0);
-	m->duration_ns = meta_i(db, "duration_ns", 0);
-	m->gomaxprocs = (int)meta_i(db, "gomaxprocs", 0);
-	m->events = meta_i(db, "events", 0);
-	m->wsr_events = meta_i(db, "wsr_events", 0);
-	m->discarded_events = meta_i(db, "discarded_events", 0);
-	m->discarded_packets = meta_i(db, "discarded_packets", 0);
-	m->discarded_ranges = meta_i(db, "discarded_records", 0);
-	m->gs = meta_i(db, "g_count", 0);
-	m->idle_while_global_ns = meta_i(db, "idle_while_global_ns", 0);
-	m->idle_while_runnable_ns = meta_i(db, "idle_while_runnable_ns", 0);
-	m->spins_found = meta_i(db, "spins_found", 0);
-	m->schedtrace_interval_ns = meta_i(db, "schedtrace_interval_ns", 1000000);
-	dag_figures_load(db, &m->ws);
+	db_meta_read_text(db, "hostname", m->hostname, sizeof(m->hostname), err);
+	db_meta_read_text(db, "runtime_version", m->runtime_version, sizeof(m->runtime_version),
+			  err);
+	db_meta_read_text(db, "vpid", m->vpid, sizeof(m->vpid), err);
+	db_meta_read_text(db, "policy", m->policy, sizeof(m->policy), err);
+	m->start_ts = meta_i(db, "start_ts", 0, err);
+	m->end_ts = meta_i(db, "end_ts", 0, err);
+	m->duration_ns = meta_i(db, "duration_ns", 0, err);
+	m->gomaxprocs = (int)meta_i(db, "gomaxprocs", 0, err);
+	m->events = meta_i(db, "events", 0, err);
+	m->wsr_events = meta_i(db, "wsr_events", 0, err);
+	m->discarded_events = meta_i(db, "discarded_events", 0, err);
+	m->discarded_packets = meta_i(db, "discarded_packets", 0, err);
+	m->discarded_ranges = meta_i(db, "discarded_records", 0, err);
+	m->gs = meta_i(db, "g_count", 0, err);
+	m->idle_while_global_ns = meta_i(db, "idle_while_global_ns", 0, err);
+	m->idle_while_runnable_ns = meta_i(db, "idle_while_runnable_ns", 0, err);
+	m->spins_found = meta_i(db, "spins_found", 0, err);
+	metrics_schedtrace_interval(db, &m->schedtrace_interval_ns, err);
+	db_meta_read_text(db, "command", m->command, sizeof(m->command), err);
+	m->exit_status = meta_i(db, "exit_status", -1, err);
+	m->exit_signal = meta_i(db, "exit_signal", -1, err);
+	/* A wsr-run.json from before exit_signal: 128 + N is how it said "signal N". */
+	if (m->exit_signal < 0 && m->exit_status > 128 && m->exit_status < 128 + 65)
+		m->exit_signal = m->exit_status - 128;
+	else if (m->exit_signal < 0 && m->exit_status >= 0)
+		m->exit_signal = 0;
+	m->init_missing = meta_i(db, "init_missing", 0, err) != 0;
+	if (err->n > n0) {
+		err_push(err, "reading meta of %s", path);
+		return -1;
+	}
+	return 0;
+}
 
-	/* Ps. */
+/* Per-P runs and time in each state; np (needs gomaxprocs and duration_ns). */
+static int load_ps(sqlite3 *db, struct metrics *m, struct wsr_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
 	/* runs: every g_run; schedticks: those with inherit = 0. */
-	if (prep(db, &st, "SELECT p, schedticks, run_ns, runnext_runs, runs FROM p ORDER BY p",
-		 err) < 0)
+	if (db_prepare(db, &st,
+		       "SELECT p, schedticks, run_ns, runnext_runs, runs FROM p ORDER BY p",
+		       err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int p = sqlite3_column_int(st, 0);
@@ -238,8 +285,9 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 	if (m->gomaxprocs > 0 && m->np < m->gomaxprocs && m->gomaxprocs <= METRICS_MAX_P)
 		m->np = m->gomaxprocs;
 
-	if (prep(db, &st, "SELECT p, state, sum(end_ts - start_ts) FROM p_state GROUP BY p, state",
-		 err) < 0)
+	if (db_prepare(db, &st,
+		       "SELECT p, state, sum(end_ts - start_ts) FROM p_state GROUP BY p, state",
+		       err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int p = sqlite3_column_int(st, 0);
@@ -263,10 +311,16 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 		if (pm->other_ns < 0)
 			pm->other_ns = 0;
 	}
+	return 0;
+}
 
-	/* Steals, spills, global gets. */
-	if (prep(db, &st, "SELECT thief, victim, count(*), sum(n) FROM steals GROUP BY 1, 2", err) <
-	    0)
+/* Steals, spills, global gets: totals and per P. */
+static int load_queues(sqlite3 *db, struct metrics *m, struct wsr_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (db_prepare(db, &st, METRICS_STEAL_PAIRS_SQL, err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int t = sqlite3_column_int(st, 0), v = sqlite3_column_int(st, 1);
@@ -284,10 +338,10 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 	}
 	if (done(db, st, rc, err) < 0)
 		return -1;
-	if (prep(db, &st,
-		 "SELECT p, count(*), sum(n), 0 FROM spills GROUP BY p UNION ALL "
-		 "SELECT p, count(*), sum(n), 1 FROM global_gets GROUP BY p",
-		 err) < 0)
+	if (db_prepare(db, &st,
+		       "SELECT p, count(*), sum(n), 0 FROM spills GROUP BY p UNION ALL "
+		       "SELECT p, count(*), sum(n), 1 FROM global_gets GROUP BY p",
+		       err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int p = sqlite3_column_int(st, 0);
@@ -310,15 +364,21 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 			m->p[p].spilled_gs += n;
 		}
 	}
-	if (done(db, st, rc, err) < 0)
-		return -1;
+	return done(db, st, rc, err);
+}
 
-	/* Ms and spinning. */
-	if (prep(db, &st,
-		 "SELECT (SELECT count(*) FROM m), (SELECT coalesce(sum(end_ts - start_ts), 0) "
-		 "FROM m_state WHERE state = 'spinning'), (SELECT coalesce(sum(n), 0) FROM "
-		 "event_counts WHERE name = 'spin_stop')",
-		 err) < 0)
+/* Ms and spinning (needs spins_found from meta). */
+static int load_ms(sqlite3 *db, struct metrics *m, struct wsr_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (db_prepare(
+		    db, &st,
+		    "SELECT (SELECT count(*) FROM m), (SELECT coalesce(sum(end_ts - start_ts), 0) "
+		    "FROM m_state WHERE state = 'spinning'), (SELECT coalesce(sum(n), 0) FROM "
+		    "event_counts WHERE name = 'spin_stop')",
+		    err) < 0)
 		return -1;
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
@@ -330,20 +390,28 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 			m->spins_empty = 0;
 		rc = SQLITE_DONE;
 	}
-	if (done(db, st, rc, err) < 0)
-		return -1;
+	return done(db, st, rc, err);
+}
 
-	/* Latency percentiles: nearest rank over the sorted samples, computed at
-	 * ingestion (meta.latency_*), or here for a database without them. */
-	if (db_get_meta_int(db, "latency_n", &m->latency_n) == 0) {
-		m->latency_p50 = meta_i(db, "latency_p50_ns", 0);
-		m->latency_p90 = meta_i(db, "latency_p90_ns", 0);
-		m->latency_p99 = meta_i(db, "latency_p99_ns", 0);
-		m->latency_max = meta_i(db, "latency_max_ns", 0);
-		return 0;
+/* Latency percentiles: nearest rank over the sorted samples, computed at
+ * ingestion (meta.latency_*), or here for a database without them. */
+static int load_latency(sqlite3 *db, struct metrics *m, struct wsr_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, n0 = err->n;
+
+	rc = db_meta_read_int(db, "latency_n", &m->latency_n, err);
+	if (rc < 0)
+		return -1;
+	if (rc == 1) {
+		m->latency_p50 = meta_i(db, "latency_p50_ns", 0, err);
+		m->latency_p90 = meta_i(db, "latency_p90_ns", 0, err);
+		m->latency_p99 = meta_i(db, "latency_p99_ns", 0, err);
+		m->latency_max = meta_i(db, "latency_max_ns", 0, err);
+		return err->n > n0 ? -1 : 0;
 	}
-	if (prep(db, &st, "SELECT count(*), coalesce(max(latency_ns), 0) FROM sched_latency", err) <
-	    0)
+	if (db_prepare(db, &st, "SELECT count(*), coalesce(max(latency_ns), 0) FROM sched_latency",
+		       err) < 0)
 		return -1;
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
@@ -356,7 +424,7 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 	if (m->latency_n > 0) {
 		int64_t r50 = (m->latency_n * 50 + 99) / 100, r90 = (m->latency_n * 90 + 99) / 100,
 			r99 = (m->latency_n * 99 + 99) / 100;
-		if (prep(db, &st, "SELECT latency_ns FROM sched_latency ORDER BY 1", err) < 0)
+		if (db_prepare(db, &st, "SELECT latency_ns FROM sched_latency ORDER BY 1", err) < 0)
 			return -1;
 		int64_t k = 0;
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -376,6 +444,18 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 			return -1;
 	}
 	return 0;
+}
+
+int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_err *err)
+{
+	memset(m, 0, sizeof(*m));
+	snprintf(m->path, sizeof(m->path), "%s", path);
+	if (load_meta(db, path, m, err) < 0)
+		return -1;
+	dag_figures_load(db, &m->ws);
+	if (load_ps(db, m, err) < 0 || load_queues(db, m, err) < 0 || load_ms(db, m, err) < 0)
+		return -1;
+	return load_latency(db, m, err);
 }
 
 const struct diag_rule diag_rules[] = {
@@ -480,7 +560,7 @@ int latency_hist_load(sqlite3 *db, struct latency_hist *h, int (*stop)(void *), 
 	memset(h, 0, sizeof(*h));
 	h->lo = LATENCY_BUCKETS;
 	h->hi = -1;
-	if (prep(db, &st, "SELECT latency_ns, source FROM sched_latency", err) < 0)
+	if (db_prepare(db, &st, "SELECT latency_ns, source FROM sched_latency", err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t v = sqlite3_column_int64(st, 0);
@@ -529,7 +609,7 @@ static int st_prepare(sqlite3 *db, const char *ticks, sqlite3_stmt **q, struct w
 		err_push(err, "out of memory");
 		return -1;
 	}
-	ret = prep(db, q, sql, err);
+	ret = db_prepare(db, q, sql, err);
 	sqlite3_free(sql);
 	return ret;
 }
@@ -654,20 +734,22 @@ int schedtrace_detail(sqlite3 *db, const struct schedtrace_row *r, char *buf, si
 	int64_t ts = r->ts;
 	int ret = -1, rc;
 
-	if (prep(db, &ps,
-		 "SELECT state, m FROM p_state WHERE p = ? AND start_ts <= ? ORDER BY start_ts DESC "
-		 "LIMIT 1",
-		 err) < 0 ||
-	    prep(db, &ms,
-		 "SELECT m.m, (SELECT state FROM m_state s WHERE s.m = m.m AND s.start_ts <= ?1 "
-		 "ORDER BY s.start_ts DESC LIMIT 1), (SELECT p FROM m_state s WHERE s.m = m.m AND "
-		 "s.start_ts <= ?1 ORDER BY s.start_ts DESC LIMIT 1) FROM m WHERE m.created_ts <= "
-		 "?1 ORDER BY m.m",
-		 err) < 0 ||
-	    prep(db, &cur,
-		 "SELECT name, g FROM events WHERE ts <= ? AND m = ? AND name IN ('g_run', "
-		 "'g_stop') ORDER BY ts DESC, id DESC LIMIT 1",
-		 err) < 0)
+	if (db_prepare(
+		    db, &ps,
+		    "SELECT state, m FROM p_state WHERE p = ? AND start_ts <= ? ORDER BY start_ts DESC "
+		    "LIMIT 1",
+		    err) < 0 ||
+	    db_prepare(
+		    db, &ms,
+		    "SELECT m.m, (SELECT state FROM m_state s WHERE s.m = m.m AND s.start_ts <= ?1 "
+		    "ORDER BY s.start_ts DESC LIMIT 1), (SELECT p FROM m_state s WHERE s.m = m.m AND "
+		    "s.start_ts <= ?1 ORDER BY s.start_ts DESC LIMIT 1) FROM m WHERE m.created_ts <= "
+		    "?1 ORDER BY m.m",
+		    err) < 0 ||
+	    db_prepare(db, &cur,
+		       "SELECT name, g FROM events WHERE ts <= ? AND m = ? AND name IN ('g_run', "
+		       "'g_stop') ORDER BY ts DESC, id DESC LIMIT 1",
+		       err) < 0)
 		goto out;
 	for (int p = 0; p < r->np; p++) {
 		const char *state = "idle";

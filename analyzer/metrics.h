@@ -37,6 +37,7 @@ struct p_metrics {
 struct metrics {
 	char path[512];
 	char program[256], hostname[256], runtime_version[128], vpid[32];
+	char policy[32]; /* meta policy (init.policy): "" for traces of older runtimes */
 	int64_t start_ts, end_ts, duration_ns;
 	int gomaxprocs, np;
 	int64_t events, wsr_events, discarded_events, discarded_packets, discarded_ranges;
@@ -47,11 +48,37 @@ struct metrics {
 	int64_t spin_ns, spins, spins_found, spins_empty;
 	int64_t idle_while_global_ns, idle_while_runnable_ns;
 	int64_t schedtrace_interval_ns;
+	/* From `wsr run`'s record (meta.command, exit_status, exit_signal): empty
+	 * and -1 when the trace was recorded otherwise; init_missing: the trace
+	 * has no init event, gomaxprocs is unknown. */
+	char command[4096];
+	int64_t exit_status, exit_signal;
+	bool init_missing;
 	struct dag_figures ws; /* work, span and the bounds (dag.h) */
 	struct p_metrics p[METRICS_MAX_P];
 };
 
 int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_err *err);
+
+/* The figures `wsr lab` reads beyond struct metrics (docs/lab.md, where the
+ * SQL of each is written out). steal_attempts: meta steal_attempts (the sum of
+ * steal_scan.probed), -1 when the database has none. Locality: of the
+ * runnable intervals spent in a P's local queue (g_state runnable, p not
+ * NULL, not cut) that ended in a run, local_runs ran on that same P. */
+struct lab_figures {
+	int64_t steal_attempts;
+	int64_t queued_runs, local_runs;
+};
+
+/* Fills F; the locality query scans g_state once (like latency_hist_load,
+ * read by one caller: wsr lab). Returns 0, or -1 (pushed). */
+int metrics_lab_load(sqlite3 *db, struct lab_figures *f, struct wsr_err *err);
+
+/* The steal pairs (the view steal_graph, sql/views.sql): metrics_load()'s
+ * per-P steals and totals, the report's matrix, JSON and DOT, and the
+ * viewer's graph all read these rows. */
+#define METRICS_STEAL_PAIRS_SQL                                                                    \
+	"SELECT thief, victim, steals, gs FROM steal_graph ORDER BY thief, victim"
 
 struct metric_info {
 	const char *name;
@@ -120,6 +147,10 @@ struct schedtrace_row {
 	int np; /* entries of runq and schedticks (the rows of table p) */
 	int64_t runq[METRICS_MAX_P], schedticks[METRICS_MAX_P];
 };
+
+/* The default schedtrace interval (meta.schedtrace_interval_ns, else 1 ms): the
+ * report's, the HTML report's and the viewer's. 0, or -1 on an SQLite error. */
+int metrics_schedtrace_interval(sqlite3 *db, int64_t *ns, struct wsr_err *err);
 int schedtrace_prepare(sqlite3 *db, int64_t interval_ns, int64_t max_rows, sqlite3_stmt **q,
 		       struct wsr_err *err);
 int schedtrace_prepare_at(sqlite3 *db, int64_t ts, sqlite3_stmt **q, struct wsr_err *err);

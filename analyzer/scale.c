@@ -21,7 +21,7 @@
  * Invariants:
  *   - DIR is created here (it must not exist, or be empty); nothing outside
  *     it is written. A failed run stops the sweep with its exit status.
- * Exit status: 0, 1 when a run or a file failed, 2 on a usage error.
+ * Exit status: 0, 1 when a run, a file or stdout failed, 2 on a usage error.
  * Concurrency: single-threaded; the runs are sequential.
  */
 #include "config.h"
@@ -29,7 +29,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
@@ -43,10 +42,12 @@
 
 #include <sqlite3.h>
 
+#include "cli.h"
 #include "cmd.h"
 #include "dag.h"
 #include "db.h"
 #include "err.h"
+#include "sbuf.h"
 
 #define SCALE_MAX_RUNS 16
 
@@ -56,11 +57,47 @@ struct point {
 	int64_t steals;
 };
 
-static void scale_usage(FILE *f)
+static const struct cli_opt scale_opts[] = {
+	{"out", 'o', "DIR",
+	 "where the runs and the plots go (default\n"
+	 "./wsr-scale-PROGRAM-YYYYMMDD-HHMMSS)"},
+	{"max-procs", 'n', "N", "the largest WSRMAXPROCS (default: twice the CPUs, at least 4)"},
+	{NULL, 0, NULL, NULL},
+};
+
+static const struct cli scale_cli = {
+	.prog = "wsr scale",
+	.synopsis = "wsr scale [--out DIR] [--max-procs N] -- PROGRAM [ARGS...]",
+	.about = "Records PROGRAM at WSRMAXPROCS = 1, 2, 4 ... N and writes DIR/scale.html and\n"
+		 "DIR/scale.md (see wsr-scale(1)).",
+	.opts = scale_opts,
+	.in_order = true,
+	.min_args = 1,
+	.max_args = -1,
+	.missing = "no PROGRAM to run",
+};
+
+struct scale_args {
+	char *dir;
+	int maxp;
+};
+
+static int scale_opt(void *ctx, int key, const char *arg)
 {
-	fprintf(f, "usage: wsr scale [--out DIR] [--max-procs N] -- PROGRAM [ARGS...]\n"
-		   "  records PROGRAM at WSRMAXPROCS = 1, 2, 4 ... N (default: twice the CPUs,\n"
-		   "  at least 4) and writes DIR/scale.html and DIR/scale.md\n");
+	struct scale_args *a = ctx;
+
+	if (key == 'o') {
+		snprintf(a->dir, PATH_MAX, "%s", arg);
+	} else if (key == 'n') {
+		char *end;
+		long v = strtol(arg, &end, 10);
+		if (*end != '\0' || v < 1 || v > 1024) {
+			fprintf(stderr, "wsr scale: error: --max-procs: 1..1024, not %s\n", arg);
+			return 2;
+		}
+		a->maxp = (int)v;
+	}
+	return 0;
 }
 
 static int cpus(void)
@@ -73,8 +110,7 @@ static int cpus(void)
 	return n > 0 ? (int)n : 1;
 }
 
-/* DIR must not exist (created) or be an empty directory. */
-static int make_dir(const char *dir, struct wsr_err *err)
+int cmd_make_out_dir(const char *dir, struct wsr_err *err)
 {
 	if (mkdir(dir, 0755) == 0)
 		return 0;
@@ -104,7 +140,17 @@ static int make_dir(const char *dir, struct wsr_err *err)
  * output to DIR/run-pP.log. Returns its exit status, or -1. */
 static int run_one(const char *dir, int procs, char **prog, struct wsr_err *err)
 {
-	char out[PATH_MAX], log[PATH_MAX], np[16], self[PATH_MAX];
+	char out[PATH_MAX], log[PATH_MAX];
+
+	snprintf(out, sizeof(out), "%s/p%d", dir, procs);
+	snprintf(log, sizeof(log), "%s/run-p%d.log", dir, procs);
+	return cmd_run_child(out, log, procs, NULL, prog, err);
+}
+
+int cmd_run_child(const char *out, const char *log, int procs, const char *wsrdebug, char **prog,
+		  struct wsr_err *err)
+{
+	char np[16], self[PATH_MAX];
 	int argc = 0;
 	ssize_t sn = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
@@ -121,14 +167,12 @@ static int run_one(const char *dir, int procs, char **prog, struct wsr_err *err)
 		err_push(err, "out of memory");
 		return -1;
 	}
-	snprintf(out, sizeof(out), "%s/p%d", dir, procs);
-	snprintf(log, sizeof(log), "%s/run-p%d.log", dir, procs);
 	snprintf(np, sizeof(np), "%d", procs);
 	argv[0] = "wsr";
 	argv[1] = "run";
 	argv[2] = "--lossless";
 	argv[3] = "--out";
-	argv[4] = out;
+	argv[4] = (char *)out;
 	argv[5] = "--";
 	for (int i = 0; i < argc; i++)
 		argv[6 + i] = prog[i];
@@ -150,6 +194,8 @@ static int run_one(const char *dir, int procs, char **prog, struct wsr_err *err)
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
 		setenv("WSRMAXPROCS", np, 1);
+		if (wsrdebug != NULL)
+			setenv("WSRDEBUG", wsrdebug, 1);
 		execv(self, argv);
 		fprintf(stderr, "wsr scale: error: exec %s: %s\n", self, strerror(errno));
 		_exit(127);
@@ -246,7 +292,10 @@ static void write_md(FILE *f, const struct point *pts, int n, int ncpu, char **p
 		ncpu, ncpu == 1 ? "" : "s");
 }
 
-static void write_html(FILE *f, const struct point *pts, int n, int ncpu, char **prog)
+/* The page; the markdown table goes in a <pre>, escaped (the program's name
+ * is the user's: it may hold '<' or '&'). Returns -1 if the table could not
+ * be rendered (out of memory). */
+static int write_html(FILE *f, const struct point *pts, int n, int ncpu, char **prog)
 {
 	static const char *const names[] = {"observed speed-up", "perfect linear speed-up",
 					    "span bound", "burdened bound", "greedy guarantee"};
@@ -265,14 +314,7 @@ static void write_html(FILE *f, const struct point *pts, int n, int ncpu, char *
 #define X(p) (L + ((p)-1) / (xmax > 1 ? xmax - 1 : 1) * (W - L - R))
 #define Y(v) (H - B - (v) / ymax * (H - T - B))
 	fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>wsr scale: ");
-	for (const char *c = prog[0]; *c != '\0'; c++) {
-		if (*c == '<')
-			fputs("&lt;", f);
-		else if (*c == '&')
-			fputs("&amp;", f);
-		else
-			fputc(*c, f);
-	}
+	xml_fputs(f, prog[0]);
 	fprintf(f, "</title>\n<style>body{font-family:sans-serif;margin:2em}"
 		   "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;"
 		   "text-align:right}</style></head><body>\n<h1>wsr scale</h1>\n");
@@ -329,57 +371,39 @@ static void write_html(FILE *f, const struct point *pts, int n, int ncpu, char *
 			W - R + 12, T + 10 + 18.0 * s, W - R + 36, T + 10 + 18.0 * s, colors[s],
 			W - R + 40, T + 14 + 18.0 * s, names[s]);
 	}
+	char *md = NULL;
+	size_t mdlen = 0;
+	FILE *mf = open_memstream(&md, &mdlen);
+	if (mf == NULL)
+		return -1;
+	write_md(mf, pts, n, ncpu, prog);
+	if (fclose(mf) != 0) {
+		free(md);
+		return -1;
+	}
 	fprintf(f, "</svg>\n<pre>\n");
-	write_md(f, pts, n, ncpu, prog);
+	xml_fputs(f, md);
 	fprintf(f, "</pre>\n</body></html>\n");
+	free(md);
+	return 0;
 #undef X
 #undef Y
 }
 
 int cmd_scale(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"out", required_argument, NULL, 'o'},
-		{"max-procs", required_argument, NULL, 'n'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	struct wsr_err err;
 	char dir[PATH_MAX] = "";
 	struct point pts[SCALE_MAX_RUNS];
-	int ncpu = cpus(), maxp = 0, n = 0, c;
+	struct scale_args a = {dir, 0};
+	int ncpu = cpus(), maxp, n = 0, first;
 
 	err_init(&err);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:n:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			snprintf(dir, sizeof(dir), "%s", optarg);
-			break;
-		case 'n': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end != '\0' || v < 1 || v > 1024) {
-				fprintf(stderr, "wsr scale: error: --max-procs: 1..1024, not %s\n",
-					optarg);
-				return 2;
-			}
-			maxp = (int)v;
-			break;
-		}
-		case 'h':
-			scale_usage(stdout);
-			return 0;
-		default:
-			scale_usage(stderr);
-			return 2;
-		}
-	}
-	if (optind >= argc) {
-		scale_usage(stderr);
-		return 2;
-	}
-	char **prog = argv + optind;
+	int rc = cli_parse(&scale_cli, argc, argv, scale_opt, &a, &first);
+	if (rc >= 0)
+		return rc;
+	maxp = a.maxp;
+	char **prog = argv + first;
 	if (maxp == 0)
 		maxp = 2 * ncpu > 4 ? 2 * ncpu : 4;
 	if (dir[0] == '\0') {
@@ -392,7 +416,7 @@ int cmd_scale(int argc, char **argv)
 		snprintf(dir, sizeof(dir), "wsr-scale-%s-%s", base != NULL ? base + 1 : prog[0],
 			 stamp);
 	}
-	if (make_dir(dir, &err) < 0)
+	if (cmd_make_out_dir(dir, &err) < 0)
 		goto fail;
 	/* P = 1, 2, 4 ... and maxp itself when it is not a power of 2. */
 	int plist[SCALE_MAX_RUNS], np = 0;
@@ -430,13 +454,24 @@ int cmd_scale(int argc, char **argv)
 		goto fail;
 	}
 	write_md(md, pts, n, ncpu, prog);
-	write_html(html, pts, n, ncpu, prog);
+	if (write_html(html, pts, n, ncpu, prog) < 0) {
+		err_push(&err, "out of memory rendering %s/scale.html", dir);
+		fclose(md);
+		fclose(html);
+		goto fail;
+	}
 	if (fclose(md) != 0 || fclose(html) != 0) {
 		err_push(&err, "writing %s: %s", dir, strerror(errno));
 		goto fail;
 	}
 	write_md(stdout, pts, n, ncpu, prog);
 	printf("\nwrote %s/scale.html and %s/scale.md\n", dir, dir);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		/* The files are written; the table on stdout is lost (a full disk, a
+		 * closed pipe): say so rather than exit 0. */
+		err_push(&err, "writing the table to stdout: %s", strerror(errno));
+		goto fail;
+	}
 	return 0;
 fail:
 	err_print(&err, "wsr scale", stderr);

@@ -33,10 +33,15 @@
 
 #define WSR_RUNQ_SIZE	    256
 
-/* The scheduling policies (WSRDEBUG=policy; docs/tracepoints.md, "Policies"). */
+/* The scheduling policies (WSRDEBUG=policy; docs/tracepoints.md, "Policies"),
+ * numbered as the catalog's `policy` enumeration, which the init event carries
+ * (tracepoints/catalog.toml: a new policy is added there):
+ *   WSR_POLICY_GO     Go's ring, runnext, half-steals (the default)
+ *   WSR_POLICY_DEQUE  a Chase-Lev deque per P: LIFO own, FIFO steal of one */
 enum wsr_policy {
-	WSR_POLICY_GO,	  /* Go's ring, runnext, half-steals (the default) */
-	WSR_POLICY_DEQUE, /* a Chase-Lev deque per P: LIFO own, FIFO steal of one */
+#define WSR_ENUM_VALUE(NAME, label, value) WSR_POLICY_##NAME = value,
+	WSR_CAT_ENUM_POLICY(WSR_ENUM_VALUE)
+#undef WSR_ENUM_VALUE
 };
 #define WSR_STACKCACHE_MAX  32  /* stacks kept per P */
 /* Dead Gs kept per P before half go global. 256 (was 64): when one P spawns
@@ -205,6 +210,7 @@ struct wsr_m {
 	pthread_t thread;
 	bool is_m0;		     /* the thread that called wsr_main */
 	bool joined;		     /* wsr__join_ms took it; under sched.lock */
+	bool started;		     /* thread is set (newm_start); under sched.lock */
 	_Atomic int64_t syscallwhen; /* nanotime at wsr_syscall_enter; 0 when not in a call */
 	struct wsr_p *oldp;	     /* P held before the syscall; owner */
 	void *g0_stack_lo;	     /* bounds of the thread's stack (sanitizers) */

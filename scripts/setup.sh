@@ -13,7 +13,7 @@ mode=${1:-}
 # Packages the build, the tests and the benchmarks need; only missing ones are installed.
 packages=(meson ninja-build pkg-config gcc g++ clang clang-tools libclang-rt-14-dev libomp-14-dev
   liblttng-ust-dev lttng-tools babeltrace2 libbabeltrace2-dev libsqlite3-dev sqlite3
-  libmicrohttpd-dev libhttp-parser-dev wrk valgrind spin golang-go python3 python3-yaml jq chromium)
+  libmicrohttpd-dev libhttp-parser-dev wrk valgrind spin golang-go python3 python3-yaml jq chromium scdoc)
 
 install_missing() {
   local missing=()

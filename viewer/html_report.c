@@ -78,7 +78,8 @@ int html_report_write(struct api *api, const char *path, int64_t interval_ns, st
 		goto out;
 	sb_printf(&data, "{\"static\":true,\"px\":%d,\"generator\":\"wsr-view %s\",\"info\":",
 		  HTML_REPORT_PX, WSR_VERSION);
-	api_info_json(api, &data);
+	if (api_info_json(api, &data, err) < 0)
+		goto out;
 	sb_puts(&data, ",\"timeline\":");
 	store_timeline_json(&api->st, 0, api->st.duration_ns, HTML_REPORT_PX, &data);
 	sb_puts(&data, ",\"counters\":");
@@ -90,16 +91,10 @@ int html_report_write(struct api *api, const char *path, int64_t interval_ns, st
 		goto out;
 	sb_puts(&data, ",\"schedtrace\":");
 	{
+		/* The report's default (metrics.c), errors included. */
 		int64_t iv = interval_ns;
-		sqlite3_stmt *q = NULL;
-		if (iv <= 0 &&
-		    sqlite3_prepare_v2(api->db, "SELECT interval_ns FROM trace_info", -1, &q, NULL) ==
-			    SQLITE_OK &&
-		    sqlite3_step(q) == SQLITE_ROW)
-			iv = sqlite3_column_int64(q, 0);
-		sqlite3_finalize(q);
-		if (iv <= 0)
-			iv = api->st.duration_ns / 50 + 1;
+		if (iv <= 0 && metrics_schedtrace_interval(api->db, &iv, err) < 0)
+			goto out;
 		if (api_schedtrace_json(api, iv, &data, err) < 0)
 			goto out;
 	}

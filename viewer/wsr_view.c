@@ -4,20 +4,21 @@
  * with --html / --perfetto).
  *
  *   wsr-view trace.db [--port N]            serve the web UI on 127.0.0.1
- *   wsr-view --html [-o FILE] trace.db      self-contained HTML report
+ *   wsr-view --html [-o FILE] [--interval DUR] trace.db   self-contained HTML report
  *   wsr-view --perfetto -o FILE trace.db    Perfetto protobuf trace
  *
- * The front end execs this binary with its own argv shifted by one, so
- * argv[0] is the subcommand: "view" as above; "report" (from `wsr report
- * --format html [-o FILE] trace.db`) means --html and accepts --format html,
- * --detail (ignored: the report has every picture) and --interval DUR (the
- * schedtrace table's interval); "export" (from `wsr export --perfetto
- * trace.db -o FILE`) means --perfetto. Without -o the HTML report goes to
- * stdout.
+ * The front end execs this binary with argv[0] the subcommand, which only
+ * names it in messages: "view" (`wsr view trace.db [--port N]`) and
+ * "report" (`wsr report --format html` execs `report --html [-o FILE]
+ * [--interval DUR] trace.db`, report.c). Options are read by the analyzer's
+ * parser (cli.c) and --interval by its duration grammar (duration.c), so
+ * the HTML report reads a duration as the text report does. The Perfetto
+ * export lives in the analyzer library (`wsr export`); --perfetto calls it.
+ * Without -o the HTML report goes to stdout.
  *
  * Invariants:
  *   - Exit codes: 0 success, 1 failure, 2 usage error or bad input.
- *   - The database is only ever opened read-only (api.c).
+ *   - The database is only ever opened read-only (rodb.c).
  *   - The server prints exactly one line on stdout, "wsr view: serving
  *     PATH at http://127.0.0.1:PORT/#token=HEX", flushed, once it is
  *     listening (the token is this run's; the API needs it; tests
@@ -39,20 +40,15 @@
 #include <time.h>
 
 #include "api.h"
+#include "cli.h"
+#include "db.h"
+#include "duration.h"
 #include "err.h"
 #include "html_report.h"
 #include "perfetto.h"
 #include "server.h"
 
 static const char *prog = "wsr view";
-
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: wsr view trace.db [--port N]\n"
-		   "       wsr report --format html [-o report.html] trace.db\n"
-		   "       wsr export --perfetto trace.db -o trace.perfetto-trace\n"
-		   "       (wsr-view [--html | --perfetto] [-o FILE] [--port N] trace.db)\n");
-}
 
 static int serve(const char *db_path, unsigned port, struct wsr_err *err)
 {
@@ -91,115 +87,127 @@ static int serve(const char *db_path, unsigned port, struct wsr_err *err)
 	return 0;
 }
 
-/* Parses a duration such as 10ms, 500us, 2s or 1000000 (ns) into *ns. */
-static int parse_duration(const char *s, int64_t *ns)
-{
-	static const struct {
-		const char *unit;
-		double mult;
-	} units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"", 1}};
-	char *end;
-	double v;
+enum {
+	OPT_HTML = CLI_LONG,
+	OPT_PERFETTO,
+	OPT_PORT,
+	OPT_INTERVAL
+};
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s || v <= 0)
-		return -1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].unit) == 0) {
-			if (v * units[i].mult < 1000 || v * units[i].mult > 9e18)
-				return -1;
-			*ns = (int64_t)(v * units[i].mult);
-			return 0;
+static const struct cli_opt view_opts[] = {
+	{"port", OPT_PORT, "N", "serve on 127.0.0.1:N (default: a free port)"},
+	{"html", OPT_HTML, NULL,
+	 "write the HTML report instead (what `wsr report --format html` runs)"},
+	{"perfetto", OPT_PERFETTO, NULL, "write the Perfetto export instead (as `wsr export`)"},
+	{"output", 'o', "FILE",
+	 "with --html or --perfetto: the file to write (--html: default stdout)"},
+	{"interval", OPT_INTERVAL, "DUR",
+	 "with --html: the schedtrace table's interval, as `wsr report\n"
+	 "--interval` (10ms, 500us; a bare number is ms)"},
+	{NULL, 0, NULL, NULL},
+};
+
+static const struct cli view_cli = {
+	.prog = "wsr view",
+	.synopsis = "wsr view trace.db [--port N]\n"
+		    "       wsr-view [--html [--interval DUR] | --perfetto] [-o FILE] trace.db",
+	.about = "The web UI of a trace database on 127.0.0.1: open the URL it prints (see\n"
+		 "wsr-view(1)). Ctrl-C stops it.",
+	.opts = view_opts,
+	.min_args = 1,
+	.max_args = 1,
+};
+
+struct view_args {
+	enum {
+		SERVE,
+		HTML,
+		PERFETTO
+	} mode;
+
+	const char *out;
+	long port;
+	int64_t interval;
+};
+
+static int view_opt(void *ctx, int key, const char *arg)
+{
+	struct view_args *a = ctx;
+	char *end;
+
+	switch (key) {
+	case OPT_HTML:
+		a->mode = HTML;
+		break;
+	case OPT_PERFETTO:
+		a->mode = PERFETTO;
+		break;
+	case 'o':
+		a->out = arg;
+		break;
+	case OPT_PORT:
+		errno = 0;
+		a->port = strtol(arg, &end, 10);
+		if (errno != 0 || *end != '\0' || a->port < 0 || a->port > 65535) {
+			fprintf(stderr, "%s: error: bad port %s\n", prog, arg);
+			return 2;
 		}
+		break;
+	case OPT_INTERVAL:
+		if (duration_parse(arg, &a->interval) < 0) {
+			fprintf(stderr, "%s: error: bad --interval '%s': " DURATION_HINT "\n", prog,
+				arg);
+			return 2;
+		}
+		break;
 	}
-	return -1;
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	struct wsr_err err;
-	const char *db = NULL, *out = NULL;
-	enum { SERVE, HTML, PERFETTO } mode = SERVE;
-	long port = 0;
-	int64_t interval = 0;
-	int rc = 0;
+	struct view_args a = {SERVE, NULL, 0, 0};
+	struct cli cli = view_cli;
+	const char *db;
+	int rc = 0, first;
 
 	err_init(&err);
 	{
 		const char *base = strrchr(argv[0], '/') != NULL ? strrchr(argv[0], '/') + 1 : argv[0];
-		if (strcmp(base, "report") == 0) {
-			mode = HTML;
+		if (strcmp(base, "report") == 0)
 			prog = "wsr report";
-		} else if (strcmp(base, "export") == 0) {
-			mode = PERFETTO;
+		else if (strcmp(base, "export") == 0)
 			prog = "wsr export";
-		}
 	}
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			usage(stdout);
-			return 0;
-		} else if (strcmp(a, "--format") == 0 && i + 1 < argc && mode == HTML) {
-			if (strcmp(argv[++i], "html") != 0) {
-				fprintf(stderr, "%s: error: wsr-view writes only --format html\n", prog);
-				return 2;
-			}
-		} else if (strcmp(a, "--detail") == 0 && mode == HTML) {
-			/* The HTML report always has every picture. */
-		} else if (strcmp(a, "--interval") == 0 && i + 1 < argc && mode == HTML) {
-			if (parse_duration(argv[++i], &interval) < 0) {
-				fprintf(stderr, "%s: error: bad --interval '%s' (e.g. 10ms)\n", prog,
-					argv[i]);
-				return 2;
-			}
-		} else if (strcmp(a, "--html") == 0) {
-			mode = HTML;
-		} else if (strcmp(a, "--perfetto") == 0) {
-			mode = PERFETTO;
-		} else if ((strcmp(a, "-o") == 0 || strcmp(a, "--out") == 0) && i + 1 < argc) {
-			out = argv[++i];
-		} else if (strcmp(a, "--port") == 0 && i + 1 < argc) {
-			char *end;
-			errno = 0;
-			port = strtol(argv[++i], &end, 10);
-			if (errno != 0 || *end != '\0' || port < 0 || port > 65535) {
-				fprintf(stderr, "%s: error: bad port %s\n", prog, argv[i]);
-				return 2;
-			}
-		} else if (a[0] == '-' && a[1] != '\0') {
-			fprintf(stderr, "%s: error: unknown option %s\n", prog, a);
-			usage(stderr);
-			return 2;
-		} else if (db == NULL) {
-			db = a;
-		} else {
-			fprintf(stderr, "%s: error: more than one database given\n", prog);
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (db == NULL || (mode == PERFETTO && out == NULL) || (mode == SERVE && out != NULL)) {
-		usage(stderr);
+	cli.prog = prog;
+	rc = cli_parse(&cli, argc, argv, view_opt, &a, &first);
+	if (rc >= 0)
+		return rc;
+	db = argv[first];
+	if ((a.mode == PERFETTO && a.out == NULL) || (a.mode == SERVE && a.out != NULL)) {
+		fprintf(stderr, "%s: error: %s\n", prog,
+			a.mode == PERFETTO ? "--perfetto needs -o FILE"
+					   : "-o is for --html or --perfetto");
+		cli_help(&cli, stderr);
 		return 2;
 	}
-	if (mode == SERVE) {
-		rc = serve(db, (unsigned)port, &err);
-	} else if (mode == HTML) {
+	if (a.mode == SERVE) {
+		rc = serve(db, (unsigned)a.port, &err);
+	} else if (a.mode == HTML) {
 		struct api api;
 		prog = "wsr report";
 		rc = api_open(&api, db, 0, &err);
 		if (rc == 0) {
-			rc = html_report_write(&api, out, interval, &err);
+			rc = html_report_write(&api, a.out, a.interval, &err);
 			api_close(&api);
 		}
 	} else {
 		sqlite3 *sdb = NULL;
 		prog = "wsr export";
-		rc = api_open_db(db, &sdb, &err);
+		rc = db_open_ro(db, &sdb, &err);
 		if (rc == 0)
-			rc = perfetto_write(sdb, out, &err);
+			rc = perfetto_write(sdb, a.out, &err);
 		sqlite3_close(sdb);
 	}
 	if (rc < 0) {

@@ -32,9 +32,10 @@
  *      indexes (exact, and no event needs decoding) and warn if any.
  *   7. Write DIR/wsr-run.json (program, argv, vpid, exit status, wall time,
  *      channel geometry, losses): the trace does not name the program.
- *   8. run_postprocess(): ingest + report when the analyzer has them (and
- *      no --no-ingest), both on our stderr (stdout is PROGRAM's), else print
- *      the trace path and what the trace holds (trace_stats_read()).
+ *   8. run_postprocess(): ingest + report in this process (ingest_main,
+ *      report_main), both on our stderr (stdout is PROGRAM's); with
+ *      --no-ingest, the trace path and what its packet indexes say (the
+ *      index read of step 6: no event is decoded twice).
  *
  * Exit status: PROGRAM's own (128 + n when killed by signal n), except 2 for
  * a usage error, 1 when recording failed before PROGRAM ran or when PROGRAM
@@ -55,7 +56,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -68,35 +68,51 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cmd.h"
+#include "ingest.h"
 #include "record.h"
+#include "sbuf.h"
 
 #define PREFIX "wsr run"
 
-static const char run_usage[] =
-	"usage: wsr run [--out DIR] [--lossless] [--subbuf-size SIZE] [--num-subbuf N] [--no-ingest]\n"
-	"               -- PROGRAM [ARGS...]\n"
-	"\n"
-	"Records a trace of PROGRAM's scheduler events (LTTng provider `wsr`).\n"
-	"  --out DIR          trace directory (default ./wsr-traces/PROGRAM-YYYYMMDD-HHMMSS);\n"
-	"                     must not exist or be empty\n"
-	"  --lossless         blocking mode: nothing is discarded, PROGRAM waits for the consumer\n"
-	"  --subbuf-size SIZE sub-buffer size, e.g. 4M (default), 256k; a power of two\n"
-	"  --num-subbuf N     sub-buffers per CPU (default 8); a power of two\n"
-	"  --no-ingest        only record: print the trace path and a summary, skip\n"
-	"                     `wsr ingest` and `wsr report`\n"
-	"  -h, --help         this text\n"
-	"The report (or the summary) goes to stderr; stdout is PROGRAM's.\n"
-	"Exit status: PROGRAM's (128+N if killed by signal N); 1 if recording failed; 2 usage.\n";
+enum {
+	OPT_LOSSLESS = CLI_LONG,
+	OPT_SUBBUF_SIZE,
+	OPT_NUM_SUBBUF,
+	OPT_NO_INGEST
+};
 
-static const struct option run_options[] = {
-	{"out", required_argument, NULL, 'o'},
-	{"lossless", no_argument, NULL, 'l'},
-	{"subbuf-size", required_argument, NULL, 's'},
-	{"num-subbuf", required_argument, NULL, 'N'},
-	{"no-ingest", no_argument, NULL, 'n'},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+static const struct cli_opt run_opts[] = {
+	{"out", 'o', "DIR",
+	 "trace directory (default ./wsr-traces/PROGRAM-YYYYMMDD-HHMMSS);\n"
+	 "must not exist or be empty"},
+	{"lossless", OPT_LOSSLESS, NULL,
+	 "blocking mode: nothing is discarded, PROGRAM waits for the consumer"},
+	{"subbuf-size", OPT_SUBBUF_SIZE, "SIZE",
+	 "sub-buffer size, e.g. 4M (default), 256k; a power of two"},
+	{"num-subbuf", OPT_NUM_SUBBUF, "N", "sub-buffers per CPU (default 8); a power of two"},
+	{"no-ingest", OPT_NO_INGEST, NULL,
+	 "only record: print the trace path and what its packet indexes\n"
+	 "say, skip the ingest and the report"},
+	{NULL, 0, NULL, NULL},
+};
+
+static const struct cli run_cli = {
+	.prog = PREFIX,
+	.synopsis = "wsr run [--out DIR] [--lossless] [--subbuf-size SIZE] [--num-subbuf N] "
+		    "[--no-ingest]\n"
+		    "               -- PROGRAM [ARGS...]",
+	.about = "Records a trace of PROGRAM's scheduler events (LTTng provider `wsr`), then\n"
+		 "ingests it (DIR/trace.db) and prints the report (see wsr-run(1)).",
+	.epilog =
+		"The report (or the summary) goes to stderr; stdout is PROGRAM's.\n"
+		"Exit status: PROGRAM's (128+N if killed by signal N); 1 if recording failed; 2 usage.",
+	.opts = run_opts,
+	.in_order = true, /* options end at PROGRAM, whose own options are its own */
+	.min_args = 1,
+	.max_args = -1,
+	.missing = "no PROGRAM to run",
 };
 
 static volatile sig_atomic_t child_pid;
@@ -239,85 +255,20 @@ static int make_out_dir(struct wsr_err *err, const char *opt_out, const char *pr
 	return 0;
 }
 
-/*
- * Runs ARGV (argv[0] a path) and returns its exit status, -1 if it could not
- * run. QUIET discards its output; otherwise it inherits stdout and stderr.
- */
-static int run_wsr(struct wsr_err *err, char *const argv[], int quiet, int to_stderr)
+/* Prints where the trace is and what its packet indexes say (--no-ingest). */
+static void print_summary(const char *trace_dir, const struct trace_index *ix)
 {
-	pid_t pid;
-	int status;
-
-	if (quiet) {
-		char *output = NULL;
-		int rc = record_spawn(err, argv, &output);
-
-		free(output);
-		return rc;
-	}
-	pid = fork();
-	if (pid < 0) {
-		err_push(err, "fork: %s", strerror(errno));
-		return -1;
-	}
-	if (pid == 0) {
-		/* The report goes to our stderr: stdout is PROGRAM's alone. */
-		if (to_stderr)
-			dup2(STDERR_FILENO, STDOUT_FILENO);
-		execv(argv[0], argv);
-		fprintf(stderr, PREFIX ": error: cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			err_push(err, "waitpid: %s", strerror(errno));
-			return -1;
-		}
-	}
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/* Prints where the trace is and what it holds (the summary until the analyzer exists). */
-static int print_summary(struct wsr_err *err, const char *trace_dir)
-{
-	struct trace_stats st;
-	double secs;
-
-	if (trace_stats_read(err, trace_dir, &st) != 0) {
-		err_push(err, "reading back %s", trace_dir);
-		return -1;
-	}
 	fprintf(stderr, PREFIX ": trace: %s\n", trace_dir);
-	if (!st.found) {
+	if (ix->streams == 0) {
 		fprintf(stderr, PREFIX ": warning: no events were recorded (is PROGRAM linked with "
 				"libwsr built with -Dtracing=enabled?)\n");
-		return 0;
+		return;
 	}
-	secs = (double)(st.end_ns - st.begin_ns) / 1e9;
 	fprintf(stderr,
-		PREFIX ": %" PRIu64 " events over %.3f s (%.0f events/s, %.1f bytes/event); "
-		       "in the trace: %" PRIu64 " events discarded, %" PRIu64 " packets lost\n",
-		st.events, secs, secs > 0 ? (double)st.events / secs : 0.0,
-		st.events > 0 ? (double)st.bytes / (double)st.events : 0.0, st.discarded_events,
-		st.discarded_packets);
-	return 0;
-}
-
-/* Writes S as a JSON string (quotes, backslash and control characters escaped). */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+		PREFIX ": %" PRIu64 " streams, %" PRIu64 " packets, %" PRIu64 " bytes; "
+		       "in the trace: %" PRIu64 " events discarded, %" PRIu64 " packets lost "
+		       "(`wsr ingest` counts the events)\n",
+		ix->streams, ix->packets, ix->bytes, ix->discarded_events, ix->lost_packets);
 }
 
 /*
@@ -341,12 +292,12 @@ static int write_run_info(struct wsr_err *err, const char *dir, char **prog_argv
 		return -1;
 	}
 	fprintf(f, "{\n  \"program\": ");
-	json_str(f, prog_argv[0]);
+	json_fputs(f, prog_argv[0]);
 	fprintf(f, ",\n  \"argv\": [");
 	for (int i = 0; prog_argv[i] != NULL; i++) {
 		if (i > 0)
 			fputs(", ", f);
-		json_str(f, prog_argv[i]);
+		json_fputs(f, prog_argv[i]);
 	}
 	fprintf(f,
 		"],\n  \"vpid\": %d,\n  \"exit_status\": %d,\n  \"exit_signal\": %d,\n"
@@ -356,7 +307,7 @@ static int write_run_info(struct wsr_err *err, const char *dir, char **prog_argv
 		   ",\n",
 		opts->lossless ? "true" : "false", opts->subbuf_size, opts->num_subbuf);
 	fprintf(f, "  \"session\": ");
-	json_str(f, session);
+	json_fputs(f, session);
 	fprintf(f,
 		",\n  \"discarded_events\": %" PRIu64 ",\n  \"lost_packets\": %" PRIu64
 		",\n  \"streams\": %" PRIu64 ",\n  \"packets\": %" PRIu64
@@ -375,66 +326,29 @@ static int write_run_info(struct wsr_err *err, const char *dir, char **prog_argv
 	return 0;
 }
 
-/* 1 when `WSR SUBCOMMAND --help` exits 0, i.e. this wsr has SUBCOMMAND. */
-static int wsr_has(const char *wsr, const char *subcommand)
-{
-	char *probe[] = {(char *)wsr, (char *)subcommand, "--help", NULL};
-	struct wsr_err ignored;
-
-	err_init(&ignored);
-	return access(wsr, X_OK) == 0 && run_wsr(&ignored, probe, 1, 0) == 0;
-}
-
 /*
- * run_postprocess - the step after recording. When this `wsr` (the one
- * beside /proc/self/exe) has `ingest`, runs `wsr ingest TRACE -o
- * TRACE/trace.db` and then, if it has `report`, `wsr report TRACE/trace.db`
- * (their output goes straight to our stderr: stdout is PROGRAM's). Without `ingest`, or with
- * --no-ingest (INGEST = 0), prints the trace path and a one-line summary.
- * Returns 0 or -1.
+ * run_postprocess - the step after recording: `wsr ingest TRACE -o
+ * TRACE/trace.db`, then `wsr report TRACE/trace.db`, both in this process
+ * (ingest_main, report_main) with their output on stderr (stdout is
+ * PROGRAM's). Returns 0, or the failing step's exit status (> 0).
  */
-static int run_postprocess(struct wsr_err *err, const char *trace_dir, int ingest)
+static int run_postprocess(struct wsr_err *err, const char *trace_dir)
 {
-	char self[PATH_MAX], wsr[PATH_MAX + 8], db[PATH_MAX + 16];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
+	struct ingest_opts o = {.timeout_s = 30, .progress = isatty(STDERR_FILENO)};
+	char db[PATH_MAX + 16];
 	int rc;
 
-	if (n <= 0) {
-		err_push(err, "readlink /proc/self/exe: %s", strerror(errno));
-		return -1;
-	}
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (slash != NULL)
-		*slash = '\0';
-	snprintf(wsr, sizeof(wsr), "%s/wsr", self);
 	snprintf(db, sizeof(db), "%s/trace.db", trace_dir);
-	if (!ingest || !wsr_has(wsr, "ingest"))
-		return print_summary(err, trace_dir);
-
 	fprintf(stderr, PREFIX ": trace: %s\n", trace_dir);
-	{
-		char *argv[] = {wsr, "ingest", (char *)trace_dir, "-o", db, NULL};
-
-		rc = run_wsr(err, argv, 0, 1);
-		if (rc != 0) {
-			err_push(err, "`wsr ingest %s -o %s` failed (exit status %d)", trace_dir, db, rc);
-			return -1;
-		}
+	rc = ingest_main(trace_dir, db, &o, false);
+	if (rc != 0) {
+		err_push(err, "`wsr ingest %s -o %s` failed (exit status %d)", trace_dir, db, rc);
+		return rc;
 	}
-	if (!wsr_has(wsr, "report")) {
-		fprintf(stderr, PREFIX ": database: %s\n", db);
-		return 0;
-	}
-	{
-		char *argv[] = {wsr, "report", db, NULL};
-
-		rc = run_wsr(err, argv, 0, 1);
-		if (rc != 0) {
-			err_push(err, "`wsr report %s` failed (exit status %d)", db, rc);
-			return -1;
-		}
+	rc = report_main(db, stderr);
+	if (rc != 0) {
+		err_push(err, "`wsr report %s` failed (exit status %d)", db, rc);
+		return rc;
 	}
 	return 0;
 }
@@ -493,110 +407,82 @@ static pid_t spawn_paused(struct wsr_err *err, char **prog_argv, int lossless,
 	return pid;
 }
 
-int cmd_run(int argc, char **argv)
+struct run_args {
+	struct record_opts opts;
+	const char *out;
+	int no_ingest;
+};
+
+static int run_opt(void *ctx, int key, const char *arg)
 {
-	struct record_opts opts = {RECORD_DEFAULT_SUBBUF_SIZE, RECORD_DEFAULT_NUM_SUBBUF, 0};
-	struct wsr_err err;
-	const char *opt_out = NULL;
-	char **prog_argv = NULL;
-	char dir[PATH_MAX], session[96];
-	int go_fd = -1, exec_fd = -1, session_made = 0, child_ran = 0, record_failed = 0;
-	int no_ingest = 0;
-	int status = 0, exit_code = 1, rc;
-	pid_t sessiond = 0, pid = -1, watchdog = -1;
-	int watchdog_fd = -1;
-	struct sigaction ign = {0}, fwd = {0}, old_int, old_quit, old_term, old_hup;
-	struct trace_index ix;
-	struct timespec now, t_start = {0, 0}, t_end = {0, 0};
-	double wall_s;
-	pid_t child_pid_saved = -1;
-	sigset_t stop_sigs, old_mask;
-	int mask_saved = 0;
-	int i, c;
+	struct run_args *a = ctx;
 
-	err_init(&err);
-
-	optind = 1;
-	opterr = 0;
-	/* "+": options end at PROGRAM, whose own options are its own. */
-	while ((c = getopt_long(argc, argv, "+:h", run_options, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			fputs(run_usage, stdout);
-			return 0;
-		case 'l':
-			opts.lossless = 1;
-			break;
-		case 'n':
-			no_ingest = 1;
-			break;
-		case 'o':
-			if (*optarg == '\0') {
-				fprintf(stderr, PREFIX ": error: --out needs a value\n");
-				goto usage;
-			}
-			opt_out = optarg;
-			break;
-		case 's':
-			if (parse_size(optarg, &opts.subbuf_size) != 0 ||
-			    !is_pow2(opts.subbuf_size) || opts.subbuf_size < 4096) {
-				fprintf(stderr,
-					PREFIX
-					": error: --subbuf-size '%s': want a power of two >= 4k, "
-					"e.g. 4M\n",
-					optarg);
-				goto usage;
-			}
-			break;
-		case 'N':
-			if (parse_size(optarg, &opts.num_subbuf) != 0 ||
-			    !is_pow2(opts.num_subbuf) || opts.num_subbuf < 2) {
-				fprintf(stderr,
-					PREFIX
-					": error: --num-subbuf '%s': want a power of two >= 2, "
-					"e.g. 8\n",
-					optarg);
-				goto usage;
-			}
-			break;
-		default:
-			err_option(PREFIX, c, argv[optind - 1], stderr);
-			goto usage;
+	switch (key) {
+	case OPT_LOSSLESS:
+		a->opts.lossless = 1;
+		break;
+	case OPT_NO_INGEST:
+		a->no_ingest = 1;
+		break;
+	case 'o':
+		if (*arg == '\0') {
+			fprintf(stderr, PREFIX ": error: --out needs a value\n");
+			return 2;
 		}
+		a->out = arg;
+		break;
+	case OPT_SUBBUF_SIZE:
+		if (parse_size(arg, &a->opts.subbuf_size) != 0 || !is_pow2(a->opts.subbuf_size) ||
+		    a->opts.subbuf_size < 4096) {
+			fprintf(stderr,
+				PREFIX ": error: --subbuf-size '%s': want a power of two >= 4k, "
+				       "e.g. 4M\n",
+				arg);
+			return 2;
+		}
+		break;
+	case OPT_NUM_SUBBUF:
+		if (parse_size(arg, &a->opts.num_subbuf) != 0 || !is_pow2(a->opts.num_subbuf) ||
+		    a->opts.num_subbuf < 2) {
+			fprintf(stderr,
+				PREFIX
+				": error: --num-subbuf '%s': want a power of two >= 2, e.g. 8\n",
+				arg);
+			return 2;
+		}
+		break;
 	}
-	i = optind;
-	if (i >= argc) {
-		fprintf(stderr, PREFIX ": error: no PROGRAM to run\n");
-		goto usage;
-	}
-	prog_argv = argv + i;
+	return 0;
+}
 
-	rc = make_out_dir(&err, opt_out, prog_argv[0], dir, sizeof(dir));
-	if (rc != 0) {
-		err_print(&err, PREFIX, stderr);
-		return rc == -2 ? 2 : 1;
-	}
-	/*
-	 * Until the session is destroyed, stop signals wait (blocked) instead of
-	 * killing us half-way and leaving a session behind; PROGRAM gets its own
-	 * copies when it unblocks them before exec.
-	 */
-	sigemptyset(&stop_sigs);
-	sigaddset(&stop_sigs, SIGINT);
-	sigaddset(&stop_sigs, SIGQUIT);
-	sigaddset(&stop_sigs, SIGTERM);
-	sigaddset(&stop_sigs, SIGHUP);
-	sigprocmask(SIG_BLOCK, &stop_sigs, &old_mask);
-	mask_saved = 1;
+/* One run's state, shared by its steps; the cleanup (run_fail, cmd_run's
+ * epilogue) reads it to undo exactly what was done. */
+struct run {
+	struct wsr_err err;
+	struct record_opts opts;
+	char **prog_argv;
+	char dir[PATH_MAX], session[96];
+	sigset_t stop_sigs, old_mask; /* the four stop signals; the caller's mask */
+	pid_t sessiond;		      /* a session daemon we started, or 0 */
+	pid_t watchdog;
+	int watchdog_fd;
+	pid_t pid;	       /* PROGRAM until reaped, else -1 */
+	pid_t child_pid_saved; /* PROGRAM's pid, for wsr-run.json */
+	int go_fd, exec_fd;    /* spawn_paused's pipes, -1 once closed */
+	int session_made, child_ran, record_failed, no_ingest;
+	int status, exit_code;
+	struct timespec t_start, t_end;
+};
 
-	clock_gettime(CLOCK_REALTIME, &now);
-	snprintf(session, sizeof(session), "wsr-%d-%lld-%09ld", (int)getpid(),
-		 (long long)now.tv_sec, now.tv_nsec);
-
+/* Steps 1-3 of the sequence: a session daemon, the watchdog, the session,
+ * PROGRAM forked paused and tracked, the session started. */
+static int run_setup(struct run *r)
+{
 	if (!record_sessiond_reachable()) {
-		if (record_sessiond_start(&err, &sessiond) != 0) {
-			err_push(&err, "no LTTng session daemon is reachable and none could be started");
-			goto fail;
+		if (record_sessiond_start(&r->err, &r->sessiond) != 0) {
+			err_push(&r->err,
+				 "no LTTng session daemon is reachable and none could be started");
+			return -1;
 		}
 	} else {
 		/* Sessions of wsr runs that were killed with their watchdog. */
@@ -605,43 +491,52 @@ int cmd_run(int argc, char **argv)
 		err_init(&sweep);
 		record_sweep_orphans(&sweep);
 	}
-	watchdog = record_watchdog_start(&err, session, dir, sessiond, &watchdog_fd);
-	if (watchdog < 0)
-		goto fail;
-	if (record_session_create(&err, session, dir, &opts) != 0) {
-		session_made = 1; /* create may have succeeded before a later step failed */
-		err_push(&err, "setting up LTTng session %s", session);
-		goto fail;
+	r->watchdog = record_watchdog_start(&r->err, r->session, r->dir, r->sessiond,
+					    &r->watchdog_fd);
+	if (r->watchdog < 0)
+		return -1;
+	if (record_session_create(&r->err, r->session, r->dir, &r->opts) != 0) {
+		r->session_made = 1; /* create may have succeeded before a later step failed */
+		err_push(&r->err, "setting up LTTng session %s", r->session);
+		return -1;
 	}
-	session_made = 1;
-	pid = spawn_paused(&err, prog_argv, opts.lossless, &old_mask, &go_fd, &exec_fd);
-	if (pid < 0)
-		goto fail;
-	if (record_session_track(&err, session, pid) != 0 ||
-	    record_session_start(&err, session) != 0) {
-		err_push(&err, "setting up LTTng session %s", session);
-		goto fail;
+	r->session_made = 1;
+	r->pid = spawn_paused(&r->err, r->prog_argv, r->opts.lossless, &r->old_mask, &r->go_fd,
+			      &r->exec_fd);
+	if (r->pid < 0)
+		return -1;
+	if (record_session_track(&r->err, r->session, r->pid) != 0 ||
+	    record_session_start(&r->err, r->session) != 0) {
+		err_push(&r->err, "setting up LTTng session %s", r->session);
+		return -1;
 	}
 
 	/* A stop signal that came during set-up cancels the run before PROGRAM starts. */
-	{
-		static const int stops[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
-		sigset_t pend;
+	static const int stops[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
+	sigset_t pend;
 
-		if (sigpending(&pend) == 0) {
-			for (size_t k = 0; k < sizeof(stops) / sizeof(stops[0]); k++) {
-				if (sigismember(&pend, stops[k])) {
-					err_push(&err, "interrupted by signal %d (%s) before %s started",
-						 stops[k], strsignal(stops[k]), prog_argv[0]);
-					goto fail; /* cleans up; unblocking at out: delivers it */
-				}
+	if (sigpending(&pend) == 0) {
+		for (size_t k = 0; k < sizeof(stops) / sizeof(stops[0]); k++) {
+			if (sigismember(&pend, stops[k])) {
+				err_push(&r->err, "interrupted by signal %d (%s) before %s started",
+					 stops[k], strsignal(stops[k]), r->prog_argv[0]);
+				return -1; /* cleans up; unblocking in cmd_run delivers it */
 			}
 		}
 	}
+	return 0;
+}
+
+/* Steps 4-5: releases PROGRAM and waits for it, with the terminal's signals
+ * its own and the polite ones forwarded; the stop signals are blocked again
+ * on return. -1 if anything failed (r->err says what). */
+static int run_program(struct run *r)
+{
+	struct sigaction ign = {0}, fwd = {0}, old_int, old_quit, old_term, old_hup;
 
 	/* From here PROGRAM owns the terminal's signals; we forward the polite ones. */
-	child_pid = pid;
-	child_pid_saved = pid;
+	child_pid = r->pid;
+	r->child_pid_saved = r->pid;
 	ign.sa_handler = SIG_IGN;
 	sigemptyset(&ign.sa_mask);
 	fwd.sa_handler = forward_signal;
@@ -651,137 +546,201 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGQUIT, &ign, &old_quit);
 	sigaction(SIGTERM, &fwd, &old_term);
 	sigaction(SIGHUP, &fwd, &old_hup);
-	sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	sigprocmask(SIG_SETMASK, &r->old_mask, NULL);
 
-	clock_gettime(CLOCK_MONOTONIC, &t_start);
-	if (write(go_fd, "g", 1) != 1) {
-		err_push(&err, "releasing %s: %s", prog_argv[0], strerror(errno));
+	clock_gettime(CLOCK_MONOTONIC, &r->t_start);
+	if (write(r->go_fd, "g", 1) != 1) {
+		err_push(&r->err, "releasing %s: %s", r->prog_argv[0], strerror(errno));
 		goto restore;
 	}
-	close(go_fd);
-	go_fd = -1;
+	close(r->go_fd);
+	r->go_fd = -1;
 	{
 		int e = 0;
-		ssize_t r;
+		ssize_t n;
 
 		do
-			r = read(exec_fd, &e, sizeof(e));
-		while (r < 0 && errno == EINTR);
-		if (r == (ssize_t)sizeof(e)) {
-			fprintf(stderr, PREFIX ": error: cannot run %s: %s\n", prog_argv[0],
+			n = read(r->exec_fd, &e, sizeof(e));
+		while (n < 0 && errno == EINTR);
+		if (n == (ssize_t)sizeof(e)) {
+			fprintf(stderr, PREFIX ": error: cannot run %s: %s\n", r->prog_argv[0],
 				strerror(e));
-			exit_code = 127;
+			r->exit_code = 127;
 		} else {
-			child_ran = 1;
+			r->child_ran = 1;
 		}
 	}
-	while (waitpid(pid, &status, 0) < 0) {
+	while (waitpid(r->pid, &r->status, 0) < 0) {
 		if (errno != EINTR) {
-			err_push(&err, "waitpid: %s", strerror(errno));
+			err_push(&r->err, "waitpid: %s", strerror(errno));
 			break;
 		}
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t_end);
-	pid = -1;
-	if (child_ran)
-		exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	clock_gettime(CLOCK_MONOTONIC, &r->t_end);
+	r->pid = -1;
+	if (r->child_ran)
+		r->exit_code = WIFEXITED(r->status) ? WEXITSTATUS(r->status)
+						    : 128 + WTERMSIG(r->status);
 restore:
-	sigprocmask(SIG_BLOCK, &stop_sigs, NULL);
+	sigprocmask(SIG_BLOCK, &r->stop_sigs, NULL);
 	child_pid = 0;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
-	if (err.n > 0)
-		goto fail;
+	return r->err.n > 0 ? -1 : 0;
+}
 
-	if (record_session_stop(&err, session) != 0) {
-		err_push(&err, "finishing LTTng session %s", session);
-		goto fail;
+/* Steps 6-8: stop and destroy the session, then (if PROGRAM ran) count the
+ * losses, write wsr-run.json and post-process. */
+static int run_finish(struct run *r)
+{
+	struct trace_index ix;
+	double wall_s;
+	int rc;
+
+	if (record_session_stop(&r->err, r->session) != 0) {
+		err_push(&r->err, "finishing LTTng session %s", r->session);
+		return -1;
 	}
-	rc = record_session_destroy(&err, session);
-	session_made = 0;
+	rc = record_session_destroy(&r->err, r->session);
+	r->session_made = 0;
 	if (rc != 0)
-		goto fail;
-	if (sessiond > 0 && record_sessiond_stop(&err, sessiond) < 0) {
-		err_print(&err, PREFIX, stderr); /* not fatal: the trace is complete */
-		err.n = 0;
+		return -1;
+	if (r->sessiond > 0 && record_sessiond_stop(&r->err, r->sessiond) < 0) {
+		err_print(&r->err, PREFIX, stderr); /* not fatal: the trace is complete */
+		r->err.n = 0;
 	}
-	sessiond = 0;
-	record_watchdog_release(&watchdog_fd, &watchdog);
+	r->sessiond = 0;
+	record_watchdog_release(&r->watchdog_fd, &r->watchdog);
 	/* The session is gone: a Ctrl-C that came meanwhile may end us now. */
-	sigprocmask(SIG_SETMASK, &old_mask, NULL);
-	if (!child_ran)
-		goto out;
-	wall_s = (double)(t_end.tv_sec - t_start.tv_sec) + (double)(t_end.tv_nsec - t_start.tv_nsec) / 1e9;
-	if (WIFSIGNALED(status))
+	sigprocmask(SIG_SETMASK, &r->old_mask, NULL);
+	if (!r->child_ran)
+		return 0;
+	wall_s = (double)(r->t_end.tv_sec - r->t_start.tv_sec) +
+		 (double)(r->t_end.tv_nsec - r->t_start.tv_nsec) / 1e9;
+	if (WIFSIGNALED(r->status))
 		fprintf(stderr, PREFIX ": %s was killed by signal %d (%s) after %.3f s\n",
-			prog_argv[0], WTERMSIG(status), strsignal(WTERMSIG(status)), wall_s);
+			r->prog_argv[0], WTERMSIG(r->status), strsignal(WTERMSIG(r->status)),
+			wall_s);
 	else
-		fprintf(stderr, PREFIX ": %s exited with status %d after %.3f s\n", prog_argv[0],
-			exit_code, wall_s);
-	if (trace_index_read(&err, dir, &ix) != 0) {
-		err_push(&err, "reading the packet indexes of %s", dir);
-		goto fail;
+		fprintf(stderr, PREFIX ": %s exited with status %d after %.3f s\n",
+			r->prog_argv[0], r->exit_code, wall_s);
+	if (trace_index_read(&r->err, r->dir, &ix) != 0) {
+		err_push(&r->err, "reading the packet indexes of %s", r->dir);
+		return -1;
 	}
-	if (write_run_info(&err, dir, prog_argv, child_pid_saved, exit_code,
-			   WIFSIGNALED(status) ? WTERMSIG(status) : 0, wall_s, &opts, session,
-			   &ix) != 0)
-		goto fail;
+	if (write_run_info(&r->err, r->dir, r->prog_argv, r->child_pid_saved, r->exit_code,
+			   WIFSIGNALED(r->status) ? WTERMSIG(r->status) : 0, wall_s, &r->opts,
+			   r->session, &ix) != 0)
+		return -1;
 	if (ix.discarded_events > 0 || ix.lost_packets > 0)
 		fprintf(stderr,
 			PREFIX ": warning: the tracer discarded %" PRIu64 " events and lost %" PRIu64
 			       " packets; figures that depend on them are incomplete (raise "
 			       "--subbuf-size/--num-subbuf%s)\n",
-			ix.discarded_events, ix.lost_packets, opts.lossless ? "" : " or use --lossless");
-	if (run_postprocess(&err, dir, !no_ingest) != 0) {
-		record_failed = 1;
-		goto fail;
+			ix.discarded_events, ix.lost_packets,
+			r->opts.lossless ? "" : " or use --lossless");
+	if (r->no_ingest) {
+		print_summary(r->dir, &ix);
+	} else if ((rc = run_postprocess(&r->err, r->dir)) != 0) {
+		/* A stop signal interrupted the ingest: say so as a shell would (128 + N). */
+		if (rc > 128 && r->exit_code == 0)
+			r->exit_code = rc;
+		return -1;
 	}
-	goto out;
+	return 0;
+}
 
-usage:
-	fputs(run_usage, stderr);
-	return 2;
-
-fail:
-	record_failed = 1;
-	err_print(&err, PREFIX, stderr);
-	if (pid > 0) {
+/* After a failed step: says why, kills and reaps PROGRAM if it is still
+ * there, destroys the session and stops a daemon we started. */
+static void run_fail(struct run *r)
+{
+	r->record_failed = 1;
+	err_print(&r->err, PREFIX, stderr);
+	if (r->pid > 0) {
 		/* Never released (or released and not reaped): kill, then reap. */
-		if (go_fd >= 0) {
-			close(go_fd);
-			go_fd = -1;
+		if (r->go_fd >= 0) {
+			close(r->go_fd);
+			r->go_fd = -1;
 		} else {
-			kill(pid, SIGKILL);
+			kill(r->pid, SIGKILL);
 		}
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		while (waitpid(r->pid, &r->status, 0) < 0 && errno == EINTR)
 			;
 	}
-	if (session_made) {
+	if (r->session_made) {
 		struct wsr_err cleanup;
 
 		err_init(&cleanup);
-		if (record_session_destroy(&cleanup, session) != 0 &&
+		if (record_session_destroy(&cleanup, r->session) != 0 &&
 		    strstr(cleanup.msg[0], "not found") == NULL)
 			err_print(&cleanup, PREFIX, stderr);
 	}
-	if (sessiond > 0) {
+	if (r->sessiond > 0) {
 		struct wsr_err cleanup;
 
 		err_init(&cleanup);
-		if (record_sessiond_stop(&cleanup, sessiond) < 0)
+		if (record_sessiond_stop(&cleanup, r->sessiond) < 0)
 			err_print(&cleanup, PREFIX, stderr);
 	}
-out:
-	record_watchdog_release(&watchdog_fd, &watchdog);
-	if (mask_saved)
-		sigprocmask(SIG_SETMASK, &old_mask, NULL);
-	if (go_fd >= 0)
-		close(go_fd);
-	if (exec_fd >= 0)
-		close(exec_fd);
-	if (record_failed && (!child_ran || exit_code == 0))
-		exit_code = 1;
-	return exit_code;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_args ra = {{RECORD_DEFAULT_SUBBUF_SIZE, RECORD_DEFAULT_NUM_SUBBUF, 0}, NULL, 0};
+	struct run r;
+	struct timespec now;
+	int rc, i;
+
+	memset(&r, 0, sizeof(r));
+	err_init(&r.err);
+	r.pid = -1;
+	r.watchdog = -1;
+	r.watchdog_fd = -1;
+	r.child_pid_saved = -1;
+	r.go_fd = -1;
+	r.exec_fd = -1;
+	r.exit_code = 1;
+
+	rc = cli_parse(&run_cli, argc, argv, run_opt, &ra, &i);
+	if (rc >= 0)
+		return rc;
+	r.prog_argv = argv + i;
+	r.opts = ra.opts;
+	r.no_ingest = ra.no_ingest;
+
+	rc = make_out_dir(&r.err, ra.out, r.prog_argv[0], r.dir, sizeof(r.dir));
+	if (rc != 0) {
+		err_print(&r.err, PREFIX, stderr);
+		return rc == -2 ? 2 : 1;
+	}
+	/*
+	 * Until the session is destroyed, stop signals wait (blocked) instead of
+	 * killing us half-way and leaving a session behind; PROGRAM gets its own
+	 * copies when it unblocks them before exec.
+	 */
+	sigemptyset(&r.stop_sigs);
+	sigaddset(&r.stop_sigs, SIGINT);
+	sigaddset(&r.stop_sigs, SIGQUIT);
+	sigaddset(&r.stop_sigs, SIGTERM);
+	sigaddset(&r.stop_sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &r.stop_sigs, &r.old_mask);
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(r.session, sizeof(r.session), "wsr-%d-%lld-%09ld", (int)getpid(),
+		 (long long)now.tv_sec, now.tv_nsec);
+
+	if (run_setup(&r) < 0 || run_program(&r) < 0 || run_finish(&r) < 0)
+		run_fail(&r);
+
+	record_watchdog_release(&r.watchdog_fd, &r.watchdog);
+	sigprocmask(SIG_SETMASK, &r.old_mask, NULL);
+	if (r.go_fd >= 0)
+		close(r.go_fd);
+	if (r.exec_fd >= 0)
+		close(r.exec_fd);
+	if (r.record_failed && (!r.child_ran || r.exit_code == 0))
+		r.exit_code = 1;
+	return r.exit_code;
 }

@@ -11,7 +11,7 @@
  * Loss counts are not taken from the tracer's statistics (`lttng --mi xml
  * list`): with lttng-tools 2.13.9 and per-UID buffers its discarded_events
  * came back with bit 63 set after some runs. The trace's own packet
- * indexes are exact and cheap (trace_index_read() in trace_stats.c).
+ * indexes are exact and cheap (trace_index_read() in trace_index.c).
  *
  * Invariants:
  *   - A session created here is always destroyed by the caller, on every

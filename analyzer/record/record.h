@@ -1,6 +1,6 @@
 /*
  * record.h - `wsr run`'s recorder: drives lttng-tools (record.c) and reads
- * back the counts of a finished trace (trace_stats.c).
+ * back the counts of a finished trace's packet indexes (trace_index.c).
  *
  * Invariants:
  *   - Every function returns 0 on success or -1 after pushing at least one
@@ -87,20 +87,6 @@ void record_watchdog_release(int *fd, pid_t *pid);
  * how many, or -1 when the sessions cannot be listed.
  */
 int record_sweep_orphans(struct wsr_err *err);
-
-/* What a finished trace holds, read back with libbabeltrace2. */
-struct trace_stats {
-	int found;                  /* 0: no CTF trace under the directory */
-	uint64_t events;            /* event messages */
-	uint64_t discarded_events;  /* sum of discarded-events counts */
-	uint64_t discarded_packets; /* sum of discarded-packets counts */
-	uint64_t discard_msgs;      /* discarded-events + discarded-packets messages */
-	uint64_t bytes;             /* size of the stream files */
-	uint64_t begin_ns, end_ns;  /* first and last event time, trace clock */
-};
-
-/* Reads every CTF trace below DIR (found by its `metadata` file). */
-int trace_stats_read(struct wsr_err *err, const char *dir, struct trace_stats *st);
 
 /* What the packet indexes say (cheap: no event is decoded). */
 struct trace_index {

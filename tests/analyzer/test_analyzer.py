@@ -814,6 +814,24 @@ def case_cli(wsr, sim, endings, srcroot, tmp):
                'wsr %s on a database with %s: exit 2, "%s"' % (cmd[0], name, needle),
                'exit %d: %s' % (r.returncode, r.stderr))
 
+    # -- an SQL read that fails is an error, never a figure of 0: meta.start_ts
+    # raises "integer overflow" when read (before, every reader took it as absent
+    # and printed a report from start 0, exit 0).
+    p = os.path.join(tmp, 'badread.db')
+    shutil.copy(gooddb, p)
+    c = sqlite3.connect(p)
+    c.executescript("ALTER TABLE meta RENAME TO meta_real;"
+                    "CREATE VIEW meta AS SELECT key, value FROM meta_real WHERE key != 'start_ts'"
+                    " UNION ALL SELECT 'start_ts', abs(-9223372036854775807 - 1);")
+    c.commit()
+    c.close()
+    for cmd in (['report', p], ['report', p, '--format', 'json'],
+                ['check', p, '--fail-if', 'events < 0'], ['diff', p, gooddb]):
+        r = run([wsr] + cmd)
+        ok(r.returncode == 1 and 'integer overflow' in r.stderr and r.stdout == '',
+           'wsr %s: a failing meta read is an error (exit 1, SQLite\'s cause)' % ' '.join(cmd[:1] + cmd[2:]),
+           'exit %d: %s' % (r.returncode, r.stderr[-300:]))
+
     # -- a read-only output directory: a message that names it.
     ro = os.path.join(tmp, 'ro')
     os.mkdir(ro)
@@ -898,15 +916,17 @@ def case_cli(wsr, sim, endings, srcroot, tmp):
     ok(r.returncode == 0 and 'warning' not in r.stderr, 'no warning for a run against itself',
        r.stderr)
 
-    # -- every subcommand's --help lists every option of its getopt_long table.
+    # -- every subcommand's --help lists every option of its table (analyzer/cli.h;
+    # tests/analyzer/check-man.py compares each --help with its man page).
     tables = {}
     for path in glob.glob(os.path.join(srcroot, 'analyzer', '*.c')) + \
             glob.glob(os.path.join(srcroot, 'analyzer', 'record', '*.c')):
         src = open(path).read()
-        for name, body in re.findall(r'static const struct option (\w+)_options\[\] = \{(.*?)\n\};',
+        for name, body in re.findall(r'static const struct cli_opt (\w+)_opts\[\] = \{(.*?)\n\};',
                                      src, re.S):
-            tables[name] = re.findall(r'\{"([a-z-]+)",', body)
-    ok(set(tables) >= {'run', 'ingest', 'report', 'check', 'diff'},
+            if name != 'wsr':  # wsr's own options (--version), not a subcommand
+                tables[name] = re.findall(r'\{"([a-z-]+)",', body)
+    ok(set(tables) >= {'run', 'ingest', 'report', 'check', 'diff', 'scale', 'export'},
        'each subcommand parses its options with getopt_long', sorted(tables))
     for sub, opts in sorted(tables.items()):
         r = run([wsr, sub, '--help'])
@@ -1048,12 +1068,27 @@ def check_viewer_agrees(wsr, dbpath, interval_ns, what):
     if not ok(r.returncode == 0, '%s: wsr report --format json' % what, r.stderr):
         return
     rep = json.loads(r.stdout)
+    # One duration grammar (analyzer/duration.c): a bare number is ms for the text
+    # report, the HTML report and the viewer's API alike (the HTML report read 1 as 1 ns
+    # and refused it, while the text report read 1 ms).
+    html = dbpath + '.bare.html'
+    r1 = run([wsr, 'report', dbpath, '--format', 'json', '--interval', '1'])
+    r2 = run([wsr, 'report', dbpath, '--format', 'html', '--interval', '1', '-o', html])
+    m = re.search(r'"schedtrace":\{"interval_ns":(\d+)', open(html).read()) \
+        if r2.returncode == 0 else None
+    ok(r1.returncode == 0 and m and int(m.group(1)) == 1000000 and
+       len(json.loads(r1.stdout)['schedtrace']) == rep['duration_ns'] // 1000000,
+       '%s: --interval 1 is 1 ms in the text and the HTML report' % what,
+       (r1.stderr, r2.stderr, m and m.group(1)))
     v = wsrview.View(wsr, dbpath)
     try:
         v.wait_ready()
+        _, bare = v.json('/api/schedtrace?interval=1')
+        ok(bare.get('interval_ns') == 1000000, '%s: /api/schedtrace?interval=1 is 1 ms' % what,
+           bare.get('interval_ns'))
         _, lat = v.json('/api/latency')
         _, util = v.json('/api/util')
-        _, st = v.json('/api/schedtrace?interval_ns=%d' % interval_ns)
+        _, st = v.json('/api/schedtrace?interval=%dns' % interval_ns)
         _, steals = v.json('/api/steals')
     finally:
         rc = v.stop()

@@ -1,7 +1,7 @@
 /*
  * fuzz-check-expr.c - libFuzzer target: the `wsr check --fail-if` language
  * (analyzer/check.c: parse, look up the metric, evaluate) and the duration
- * parser of `wsr report --interval` (parse_duration_ns), on arbitrary bytes.
+ * parser of `wsr report --interval` (duration_parse), on arbitrary bytes.
  *
  * Design. The input is cut at each '\n' into at most 8 conditions, which
  * are passed to cmd_check() exactly as the shell would pass
@@ -9,13 +9,13 @@
  * parse ends in a usage error (exit 2) before the database is opened; a
  * set that parses is evaluated against a real database, made once at start
  * by ingesting tests/fuzz/data/trace (a cut-down `wsr run` trace of fib).
- * Each condition is also fed to parse_duration_ns().
+ * Each condition is also fed to duration_parse().
  *
  * Invariants:
  *   - cmd_check() returns 0, 1 or 2 and nothing else, whatever the bytes;
  *     a condition made only of a metric name, an operator and a finite
  *     number never exits 2 when the metric exists (checked on the seeds).
- *   - parse_duration_ns() either fails or gives a positive duration.
+ *   - duration_parse() either fails or gives a positive duration.
  *   - The database is created under a private temporary directory and
  *     removed at exit; stdout (cmd_check's verdict lines) goes to /dev/null.
  * Concurrency: libFuzzer calls the target from one thread; ingest_trace()
@@ -34,7 +34,7 @@
 #include "cmd.h"
 #include "err.h"
 #include "ingest.h"
-#include "report.h"
+#include "duration.h"
 
 #ifndef WSR_FUZZ_DATA_DIR
 # define WSR_FUZZ_DATA_DIR "tests/fuzz/data"
@@ -108,8 +108,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (nl != NULL)
 			*nl = '\0';
 		int64_t ns = 0;
-		if (parse_duration_ns(line, &ns) == 0 && ns <= 0) {
-			fprintf(stderr, "parse_duration_ns('%s') accepted %lld ns\n", line,
+		if (duration_parse(line, &ns) == 0 && ns <= 0) {
+			fprintf(stderr, "duration_parse('%s') accepted %lld ns\n", line,
 				(long long)ns);
 			abort();
 		}

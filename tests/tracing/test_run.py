@@ -96,7 +96,7 @@ def expect(cond, msg):
 
 def summary_line(stderr):
     for line in stderr.splitlines():
-        if ' events over ' in line:
+        if ' events discarded, ' in line:
             return line
     return ''
 

@@ -205,6 +205,24 @@ def check_scale(wsr, prog, tmp):
        r.stderr)
     r = run([wsr, 'scale', '--max-procs', '0', '--', prog])
     ok(r.returncode == 2, 'wsr scale --max-procs 0 exits 2', r.stderr)
+    # A program whose path holds HTML's special characters, and a stdout that cannot be
+    # written: the page escapes the name everywhere (title and table), and the lost table
+    # on stdout is an error (exit 1), although the files are written.
+    odd = os.path.join(tmp, 'a<b&c')
+    os.mkdir(odd)
+    os.symlink(os.path.abspath(prog), os.path.join(odd, 'ws-prog'))
+    out2 = os.path.join(tmp, 'scale-odd')
+    with open('/dev/full', 'w') as full:
+        r = subprocess.run([wsr, 'scale', '--out', out2, '--max-procs', '1', '--',
+                            os.path.join(odd, 'ws-prog'), 'fanout', '1', '1000'],
+                           stdout=full, stderr=subprocess.PIPE, text=True)
+    ok(r.returncode == 1 and 'writing the table to stdout' in r.stderr,
+       'wsr scale > /dev/full exits 1 and says why', 'exit %d: %s' % (r.returncode, r.stderr))
+    page = os.path.join(out2, 'scale.html')
+    html = open(page).read() if os.path.exists(page) else ''
+    ok(html and 'a<b&c' not in html and html.count('a&lt;b&amp;c') == 2,
+       'scale.html escapes the program name in its title and its table',
+       [l for l in html.splitlines() if 'a<b' in l or 'a&lt;b' in l][:4])
 
 
 def main():

@@ -777,7 +777,7 @@
     const ms = parseFloat($('sched-interval').value);
     if (!(ms > 0)) return;
     try {
-      drawSchedtrace(await api('schedtrace', { interval_ns: Math.round(ms * 1e6) }));
+      drawSchedtrace(await api('schedtrace', { interval: ms + 'ms' }));
     } catch (err) {
       $('sched-note').textContent = 'error: ' + err.message;
     }

@@ -1,5 +1,5 @@
 /*
- * perfetto.c - `wsr-view --perfetto -o FILE trace.db`: the trace as a
+ * perfetto.c - `wsr export --perfetto trace.db -o FILE`: the trace as a
  * Perfetto protobuf trace (TracePacket / TrackDescriptor / TrackEvent),
  * hand-encoded; ui.perfetto.dev and trace_processor open it.
  *
@@ -25,7 +25,9 @@
  *   - Flow id k + 1 belongs to the steal with rowid k: its flow_ids end sits
  *     on the victim track, its terminating_flow_ids end on the thief track.
  *   - One packet sequence (id 1); the first packet clears incremental state.
- *   - All or nothing: FILE.tmp, then rename.
+ *   - All or nothing: FILE.tmp, then rename (outfile.c).
+ *   - In the analyzer library: `wsr export` needs no viewer (and wsr-view
+ *     --perfetto calls the same perfetto_write()).
  * Concurrency: single-threaded.
  */
 #include "config.h"
@@ -37,6 +39,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
+#include "cmd.h"
+#include "db.h"
+#include "outfile.h"
 #include "perfetto.h"
 #include "sbuf.h"
 
@@ -65,13 +71,18 @@ enum {
 	DA_NAME = 10,
 };
 
-enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4 };
+enum {
+	TYPE_SLICE_BEGIN = 1,
+	TYPE_SLICE_END = 2,
+	TYPE_INSTANT = 3,
+	TYPE_COUNTER = 4
+};
 
-#define ROOT_UUID         1
-#define P_UUID(p)         (0x100000ULL + (uint64_t)(p))
-#define M_UUID(m)         (0x200000ULL + (uint64_t)(m))
-#define COUNTER_UUID(k)   (0x300000ULL + (uint64_t)(k))
-#define NCOUNTERS         4
+#define ROOT_UUID       1
+#define P_UUID(p)       (0x100000ULL + (uint64_t)(p))
+#define M_UUID(m)       (0x200000ULL + (uint64_t)(m))
+#define COUNTER_UUID(k) (0x300000ULL + (uint64_t)(k))
+#define NCOUNTERS       4
 
 static const char *const counter_names[NCOUNTERS] = {"idle_ps", "spinning_ms", "runnable_gs",
 						     "global_len"};
@@ -186,7 +197,12 @@ static void debug_int(struct writer *w, const char *name, int64_t v)
 	pb_bytes(&w->te, TE_DEBUG, w->tmp.buf, w->tmp.len);
 }
 
-enum cur_kind { CUR_P, CUR_M, CUR_COUNTERS, CUR_STEALS };
+enum cur_kind {
+	CUR_P,
+	CUR_M,
+	CUR_COUNTERS,
+	CUR_STEALS
+};
 
 struct cursor {
 	enum cur_kind kind;
@@ -319,8 +335,7 @@ static int ids(sqlite3 *db, const char *sql, int64_t **out, size_t *n, struct ws
 
 	*out = NULL;
 	*n = 0;
-	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
-		err_push(err, "preparing %s: %s", sql, sqlite3_errmsg(db));
+	if (db_prepare(db, &q, sql, err) < 0) {
 		return -1;
 	}
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -344,7 +359,8 @@ int perfetto_write(sqlite3 *db, const char *path, struct wsr_err *err)
 	struct cursor *cur = NULL;
 	int64_t *ps = NULL, *ms = NULL;
 	size_t nps = 0, nms = 0, ncur = 0;
-	char *tmp = NULL, name[64];
+	struct out_file of = {0};
+	char name[64];
 	int ret = -1;
 
 	sb_init(&w.pkt);
@@ -358,27 +374,24 @@ int perfetto_write(sqlite3 *db, const char *path, struct wsr_err *err)
 		err) < 0)
 		goto out;
 	cur = calloc(nps + nms + 2, sizeof(*cur));
-	if (cur == NULL || asprintf(&tmp, "%s.tmp", path) < 0) {
-		tmp = NULL;
+	if (cur == NULL) {
 		err_push(err, "out of memory");
 		goto out;
 	}
-	w.f = fopen(tmp, "wb");
-	if (w.f == NULL) {
-		err_push(err, "creating %s: %s", tmp, strerror(errno));
+	if (out_file_open(&of, path, err) < 0)
 		goto out;
-	}
+	w.f = of.f;
 	track(&w, ROOT_UUID, 0, "wsr", 0, 0);
 	for (size_t i = 0; i < nps; i++) {
 		snprintf(name, sizeof(name), "P%" PRId64, ps[i]);
 		track(&w, P_UUID(ps[i]), ROOT_UUID, name, (int)i, 0);
 		cur[ncur].kind = CUR_P;
 		cur[ncur].id = ps[i];
-		if (sqlite3_prepare_v2(db,
-				       "SELECT start_ts, end_ts, g FROM g_state "
-				       "WHERE p = ?1 AND state = 'running' ORDER BY start_ts",
-				       -1, &cur[ncur].q, NULL) != SQLITE_OK)
-			goto db_fail;
+		if (db_prepare(db, &cur[ncur].q,
+			       "SELECT start_ts, end_ts, g FROM g_state "
+			       "WHERE p = ?1 AND state = 'running' ORDER BY start_ts",
+			       err) < 0)
+			goto out;
 		sqlite3_bind_int64(cur[ncur].q, 1, ps[i]);
 		ncur++;
 	}
@@ -389,26 +402,26 @@ int perfetto_write(sqlite3 *db, const char *path, struct wsr_err *err)
 		track(&w, M_UUID(ms[i]), ROOT_UUID, name, 2000 + (int)i, 0);
 		cur[ncur].kind = CUR_M;
 		cur[ncur].id = ms[i];
-		if (sqlite3_prepare_v2(db,
-				       "SELECT start_ts, end_ts, state FROM m_state "
-				       "WHERE m = ?1 ORDER BY start_ts",
-				       -1, &cur[ncur].q, NULL) != SQLITE_OK)
-			goto db_fail;
+		if (db_prepare(db, &cur[ncur].q,
+			       "SELECT start_ts, end_ts, state FROM m_state "
+			       "WHERE m = ?1 ORDER BY start_ts",
+			       err) < 0)
+			goto out;
 		sqlite3_bind_int64(cur[ncur].q, 1, ms[i]);
 		ncur++;
 	}
 	cur[ncur].kind = CUR_COUNTERS;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT ts, idle_ps, spinning_ms, runnable_gs, global_len "
-			       "FROM counters ORDER BY ts",
-			       -1, &cur[ncur].q, NULL) != SQLITE_OK)
-		goto db_fail;
+	if (db_prepare(db, &cur[ncur].q,
+		       "SELECT ts, idle_ps, spinning_ms, runnable_gs, global_len "
+		       "FROM counters ORDER BY ts",
+		       err) < 0)
+		goto out;
 	ncur++;
 	cur[ncur].kind = CUR_STEALS;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT ts, thief, victim, n, rowid FROM steals ORDER BY ts, rowid",
-			       -1, &cur[ncur].q, NULL) != SQLITE_OK)
-		goto db_fail;
+	if (db_prepare(db, &cur[ncur].q,
+		       "SELECT ts, thief, victim, n, rowid FROM steals ORDER BY ts, rowid",
+		       err) < 0)
+		goto out;
 	ncur++;
 	for (size_t i = 0; i < ncur; i++)
 		if (cursor_next(db, &cur[i], err) < 0)
@@ -440,28 +453,14 @@ int perfetto_write(sqlite3 *db, const char *path, struct wsr_err *err)
 		err_push(err, "out of memory");
 		goto out;
 	}
-	if (ferror(w.f) || fclose(w.f) != 0) {
-		w.f = NULL;
-		err_push(err, "writing %s: %s", tmp, strerror(errno));
-		goto out;
-	}
 	w.f = NULL;
-	if (rename(tmp, path) != 0) {
-		err_push(err, "renaming %s to %s: %s", tmp, path, strerror(errno));
+	if (out_file_close(&of, true, err) < 0)
 		goto out;
-	}
 	ret = 0;
-	goto out;
-db_fail:
-	err_push(err, "preparing the export queries: %s", sqlite3_errmsg(db));
 out:
 	for (size_t i = 0; cur != NULL && i < ncur + 1 && i < nps + nms + 2; i++)
 		sqlite3_finalize(cur[i].q);
-	if (w.f != NULL)
-		fclose(w.f);
-	if (ret < 0 && tmp != NULL)
-		unlink(tmp);
-	free(tmp);
+	out_file_close(&of, false, err);
 	free(cur);
 	free(ps);
 	free(ms);
@@ -469,4 +468,56 @@ out:
 	sb_free(&w.te);
 	sb_free(&w.tmp);
 	return ret;
+}
+
+enum {
+	OPT_PERFETTO = CLI_LONG
+};
+
+static const struct cli_opt export_opts[] = {
+	{"perfetto", OPT_PERFETTO, NULL,
+	 "Perfetto's protobuf trace format (the only one, and the default)"},
+	{"output", 'o', "FILE", "the file to write (through FILE.tmp, then renamed)"},
+	{NULL, 0, NULL, NULL},
+};
+
+static const struct cli export_cli = {
+	.prog = "wsr export",
+	.synopsis = "wsr export [--perfetto] trace.db -o FILE",
+	.about = "The trace database as a Perfetto trace: P and M tracks, G slices, steal\n"
+		 "arrows, counters; open it in ui.perfetto.dev (see wsr-export(1)).",
+	.opts = export_opts,
+	.min_args = 1,
+	.max_args = 1,
+};
+
+static int export_opt(void *ctx, int key, const char *arg)
+{
+	if (key == 'o')
+		*(const char **)ctx = arg;
+	return 0;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	const char *out = NULL;
+	struct wsr_err err;
+	sqlite3 *db = NULL;
+	int first, rc = cli_parse(&export_cli, argc, argv, export_opt, &out, &first);
+
+	if (rc >= 0)
+		return rc;
+	if (out == NULL) {
+		fprintf(stderr, "wsr export: error: no output file: -o FILE\n");
+		cli_help(&export_cli, stderr);
+		return 2;
+	}
+	err_init(&err);
+	rc = db_open_ro(argv[first], &db, &err) < 0 || perfetto_write(db, out, &err) < 0;
+	sqlite3_close(db);
+	if (rc != 0) {
+		err_print(&err, "wsr export", stderr);
+		return err.exit_code;
+	}
+	return 0;
 }

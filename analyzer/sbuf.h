@@ -1,19 +1,26 @@
 /*
- * sbuf.h - a growable byte buffer and the JSON writers the viewer uses.
+ * sbuf.h - a growable byte buffer, and the JSON and XML text writers of wsr
+ * (the analyzer's reports, wsr-run.json and the viewer all escape through
+ * here).
  *
  * Invariants:
  *   - buf is NUL-terminated whenever len > 0 and oom is 0.
  *   - Once an allocation fails, oom stays set and every later call is a
  *     no-op; the caller checks oom once, at the end.
- *   - sb_json_str() escapes '<', '>' and '&' as \u00XX besides the JSON
- *     escapes, so the output can be inlined in a <script> element.
+ *   - json_escape() is the one escaping rule (sb_json_str, json_fputs):
+ *     '"', '\\', \n, \r, \t by name; other control characters and '<', '>',
+ *     '&' as \u00XX, so the output can also be inlined in a <script> element.
+ *   - xml_fputs() is the one XML/HTML text rule: '<', '>', '&', '"' as
+ *     entities, every other byte as is (element content or a "-quoted
+ *     attribute value).
  * Concurrency: a buffer belongs to one thread.
  */
-#ifndef WSR_VIEWER_SBUF_H
-#define WSR_VIEWER_SBUF_H
+#ifndef WSR_ANALYZER_SBUF_H
+#define WSR_ANALYZER_SBUF_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct sbuf {
 	char *buf;
@@ -33,7 +40,13 @@ void sb_printf(struct sbuf *sb, const char *fmt, ...) __attribute__((format(prin
 void sb_i64(struct sbuf *sb, int64_t v);
 /* A JSON string literal (quoted); NULL writes null. */
 void sb_json_str(struct sbuf *sb, const char *s);
+/* The escape of C in a JSON string (into buf, or a constant), or NULL: C as is. */
+const char *json_escape(unsigned char c, char buf[8]);
+/* A JSON string literal (quoted) on F; NULL writes null. */
+void json_fputs(FILE *f, const char *s);
+/* S as XML or HTML text on F (see the invariants). */
+void xml_fputs(FILE *f, const char *s);
 /* Drops a trailing ',' if there is one (after writing list items). */
 void sb_uncomma(struct sbuf *sb);
 
-#endif /* WSR_VIEWER_SBUF_H */
+#endif /* WSR_ANALYZER_SBUF_H */

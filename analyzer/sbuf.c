@@ -1,5 +1,8 @@
 /*
- * sbuf.c - growable byte buffer and JSON string escaping.
+ * sbuf.c - growable byte buffer, the one JSON string escaper (json_escape),
+ * used by every JSON writer of wsr: reports, diff, wsr-run.json, the viewer,
+ * and the one XML/HTML text escaper (xml_fputs: the JUnit report, the
+ * scaling page).
  *
  * Invariants:
  *   - cap doubles on growth, so n appends cost O(total length).
@@ -103,40 +106,85 @@ void sb_i64(struct sbuf *sb, int64_t v)
 	sb_add(sb, tmp, (size_t)n);
 }
 
+const char *json_escape(unsigned char c, char buf[8])
+{
+	switch (c) {
+	case '"':
+		return "\\\"";
+	case '\\':
+		return "\\\\";
+	case '\n':
+		return "\\n";
+	case '\r':
+		return "\\r";
+	case '\t':
+		return "\\t";
+	default:
+		if (c >= 0x20 && c != '<' && c != '>' && c != '&')
+			return NULL;
+		snprintf(buf, 8, "\\u%04x", c);
+		return buf;
+	}
+}
+
 void sb_json_str(struct sbuf *sb, const char *s)
 {
-	const unsigned char *p;
+	char esc[8];
 
 	if (s == NULL) {
 		sb_puts(sb, "null");
 		return;
 	}
 	sb_putc(sb, '"');
-	for (p = (const unsigned char *)s; *p != '\0'; p++) {
-		switch (*p) {
-		case '"':
-			sb_puts(sb, "\\\"");
-			break;
-		case '\\':
-			sb_puts(sb, "\\\\");
-			break;
-		case '\n':
-			sb_puts(sb, "\\n");
-			break;
-		case '\r':
-			sb_puts(sb, "\\r");
-			break;
-		case '\t':
-			sb_puts(sb, "\\t");
-			break;
-		default:
-			if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&')
-				sb_printf(sb, "\\u%04x", *p);
-			else
-				sb_putc(sb, (char)*p);
-		}
+	for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
+		const char *e = json_escape(*p, esc);
+		if (e != NULL)
+			sb_puts(sb, e);
+		else
+			sb_putc(sb, (char)*p);
 	}
 	sb_putc(sb, '"');
+}
+
+void json_fputs(FILE *f, const char *s)
+{
+	char esc[8];
+
+	if (s == NULL) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
+		const char *e = json_escape(*p, esc);
+		if (e != NULL)
+			fputs(e, f);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+void xml_fputs(FILE *f, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		switch (*s) {
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		default:
+			fputc(*s, f);
+		}
+	}
 }
 
 void sb_uncomma(struct sbuf *sb)

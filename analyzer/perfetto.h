@@ -4,8 +4,8 @@
  * Invariants: FILE is replaced whole or not at all (FILE.tmp + rename).
  * Concurrency: single-threaded.
  */
-#ifndef WSR_VIEWER_PERFETTO_H
-#define WSR_VIEWER_PERFETTO_H
+#ifndef WSR_ANALYZER_PERFETTO_H
+#define WSR_ANALYZER_PERFETTO_H
 
 #include <sqlite3.h>
 
@@ -13,4 +13,4 @@
 
 int perfetto_write(sqlite3 *db, const char *path, struct wsr_err *err);
 
-#endif /* WSR_VIEWER_PERFETTO_H */
+#endif /* WSR_ANALYZER_PERFETTO_H */
