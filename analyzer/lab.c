@@ -507,6 +507,31 @@ static int write_out(const char *dir, const char *name, const struct cell *cells
 	return 0;
 }
 
+/* Speed-up against the same workload and policy at P = 1, when measured. */
+static void set_speedups(struct cell *cells, int n)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			if (cells[j].w == cells[i].w && cells[j].pol == cells[i].pol &&
+			    cells[j].procs == 1 && cells[i].duration_ns > 0) {
+				cells[i].v[F_SPEEDUP] =
+					(double)cells[j].duration_ns / (double)cells[i].duration_ns;
+				cells[i].have[F_SPEEDUP] = true;
+			}
+}
+
+/* wsr-lab-YYYYMMDD-HHMMSS in the current directory. */
+static void default_dir(char *dir, size_t size)
+{
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	snprintf(dir, size, "wsr-lab-%s", stamp);
+}
+
 int cmd_lab(int argc, char **argv)
 {
 	struct wsr_err err;
@@ -554,14 +579,8 @@ int cmd_lab(int argc, char **argv)
 		for (int i = 0; i < 4; i++)
 			a->procs[a->np++] = dflt[i];
 	}
-	if (a->dir[0] == '\0') {
-		char stamp[32];
-		time_t now = time(NULL);
-		struct tm tm;
-		localtime_r(&now, &tm);
-		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-		snprintf(a->dir, sizeof(a->dir), "wsr-lab-%s", stamp);
-	}
+	if (a->dir[0] == '\0')
+		default_dir(a->dir, sizeof(a->dir));
 	if (cmd_make_out_dir(a->dir, &err) < 0)
 		goto fail;
 	int total = a->nw * a->npol * a->np;
@@ -632,15 +651,7 @@ int cmd_lab(int argc, char **argv)
 			}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
-	/* speed-up against the same workload and policy at P = 1, when measured */
-	for (int i = 0; i < n; i++)
-		for (int j = 0; j < n; j++)
-			if (cells[j].w == cells[i].w && cells[j].pol == cells[i].pol &&
-			    cells[j].procs == 1 && cells[i].duration_ns > 0) {
-				cells[i].v[F_SPEEDUP] =
-					(double)cells[j].duration_ns / (double)cells[i].duration_ns;
-				cells[i].have[F_SPEEDUP] = true;
-			}
+	set_speedups(cells, n);
 	static const char *const names[] = {"lab.txt", "lab.md", "lab.json", "lab.html"};
 	for (int k = 0; k < 4; k++)
 		if (write_out(a->dir, names[k], cells, n, a, &err) < 0)
