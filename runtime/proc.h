@@ -123,6 +123,9 @@ int32_t wsr__netpoll_waiters(void);
 struct wsr_g *wsr__netpoll(struct wsr_m *mp, int64_t delay, int32_t *n);
 void wsr__netpoll_break(void);
 void wsr__netpoll_close(void);
+/* sysmon: registers again the fds of parks that trusted an old registration
+ * (netpoll.c's head comment); wakes the Gs of closed fds. */
+void wsr__netpoll_sweep(void);
 extern _Atomic int64_t wsr__lastpoll; /* 0 while an M blocks in netpoll */
 extern _Atomic int64_t wsr__polluntil;
 
