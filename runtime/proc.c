@@ -14,7 +14,8 @@
  * that locked it is a reported bug and corrupts its lock-set bookkeeping.
  *
  * findrunnable looks, in Go's order: timers -> local runnext/ring -> global
- * queue -> netpoll (non-blocking) -> steal (if spinning is allowed) -> release
+ * queue -> (not Go's: a stalled P's ring, steal.c) -> netpoll (non-blocking)
+ * -> steal (if spinning is allowed) -> release
  * the P, drop spinning, re-check every source (the "delicate dance") -> block
  * in netpoll until the next timer, or park on the M's note (stopm).
  *
@@ -800,6 +801,16 @@ top:
 			*src = SRC_GLOBAL;
 			return gp;
 		}
+	}
+
+	/* A P whose M has not taken a G from its ring for a while (the kernel
+	 * stopped its thread, or a G runs long): take half of its Gs before
+	 * looking for new work. */
+	gp = wsr__stealstalled(mp, now);
+	if (gp != NULL) {
+		*inherit = false;
+		*src = SRC_STEAL;
+		return gp;
 	}
 
 	/* Poll the network without blocking, if anyone waits on it and no M

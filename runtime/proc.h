@@ -104,6 +104,9 @@ size_t wsr__page_size(void);
 
 /* steal.c: stealWork. */
 struct wsr_g *wsr__stealwork(struct wsr_m *mp, int64_t now, bool *newwork, int64_t *polluntil);
+/* Steals from a P whose queue has not moved for a while (steal.c); NULL
+ * mostly at once (one scan every quarter of that while, process-wide). */
+struct wsr_g *wsr__stealstalled(struct wsr_m *mp, int64_t now);
 void wsr__steal_order_init(int32_t nprocs);
 void wsr__steal_order_free(void);
 

@@ -16,7 +16,9 @@
  * on the fd it closes; thousands of fds over several descriptor pages, all
  * parked at once and then reused; and Gs trading one byte back and forth at
  * 2 and 8 Ps, where the byte's edge may come between a G's EAGAIN and its
- * park (a missed edge-triggered wakeup would hang the pair).
+ * park (a missed edge-triggered wakeup would hang the pair). The last case
+ * is the scheduler's: a P kept busy by the poller must take the Gs of a P
+ * that does not move (steal.c).
  *
  * Invariants: every case checks that the numbers really were reused (else it
  *   would test nothing); nothing asserts on elapsed time.
@@ -25,6 +27,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -526,4 +530,83 @@ WSR_TEST_TIMEOUT(edge_triggered_bounce_p2, 30)
 WSR_TEST_TIMEOUT(edge_triggered_bounce_p8, 30)
 {
 	st_run("edge_triggered_bounce_p8", 8, bounce_main, NULL, 25);
+}
+
+/* A P whose G runs without a yield point (a kernel that stopped its thread
+ * looks the same to the others: a P whose ring does not move) while the
+ * other P always finds the next G in the poller: the Gs in the first P's
+ * ring must not wait for the hog. The other P never runs out of work, so it
+ * never spins and steals; it must take them from the stalled ring before it
+ * polls (steal.c, wsr__stealstalled). Before that, the hog below waited
+ * forever for the G it had queued. */
+static atomic_int stall_ran, stall_stop;
+static wsr_chan *stall_done;
+
+static void stall_queued_g(void *arg)
+{
+	(void)arg;
+	atomic_store(&stall_ran, 1);
+}
+
+static void stall_next_g(void *arg)
+{
+	(void)arg;
+}
+
+static void stall_hog_g(void *arg)
+{
+	int one = 1;
+
+	(void)arg;
+	/* The first goes to runnext, the second kicks it into the ring. */
+	wsr_go(stall_queued_g, NULL);
+	wsr_go(stall_next_g, NULL);
+	while (!atomic_load(&stall_ran))
+		;
+	wsr_chan_send(stall_done, &one);
+}
+
+static void stall_bounce_g(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	char c;
+
+	/* Until main shuts the pair down (EOF or EPIPE). */
+	while (wsr_read(fd, &c, 1) == 1 && wsr_write(fd, &c, 1) == 1)
+		;
+	ASSERT(atomic_load(&stall_stop));
+	wsr_waitgroup_done(bounce_wg);
+}
+
+static int stalled_p_main(void *arg)
+{
+	int sv[2], v, i;
+
+	(void)arg;
+	signal(SIGPIPE, SIG_IGN);
+	stall_done = wsr_chan_make(sizeof(int), 0);
+	bounce_wg = wsr_waitgroup_make();
+	wsr_waitgroup_add(bounce_wg, 2);
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	wsr_go(stall_bounce_g, (void *)(intptr_t)sv[0]);
+	wsr_go(stall_bounce_g, (void *)(intptr_t)sv[1]);
+	ASSERT_EQ(write(sv[1], "b", 1), 1);
+	for (i = 0; i < 100; i++)
+		wsr_yield(); /* the bounce is under way on some P */
+	wsr_go(stall_hog_g, NULL);
+	ASSERT_EQ(wsr_chan_recv(stall_done, &v), 1);
+	atomic_store(&stall_stop, 1);
+	/* Stop the bounce: both ends see EOF, or EPIPE on a write. */
+	ASSERT_EQ(shutdown(sv[0], SHUT_RDWR), 0);
+	wsr_waitgroup_wait(bounce_wg);
+	close(sv[0]);
+	close(sv[1]);
+	wsr_waitgroup_free(bounce_wg);
+	wsr_chan_free(stall_done);
+	return 0;
+}
+
+WSR_TEST_TIMEOUT(busy_poller_takes_gs_of_a_stalled_p_p2, 30)
+{
+	st_run("busy_poller_takes_gs_of_a_stalled_p_p2", 2, stalled_p_main, NULL, 20);
 }
