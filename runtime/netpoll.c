@@ -69,6 +69,14 @@
 #include <wsr.h>
 
 #include "proc.h"
+#include "san.h"
+
+#if WSR_SAN_TSAN
+/* ThreadSanitizer's dynamic annotations (its runtime defines them). */
+void AnnotateIgnoreReadsBegin(const char *file, int line);
+void AnnotateIgnoreReadsEnd(const char *file, int line);
+#endif
+
 
 #define PD_READY ((uintptr_t)1)
 #define PD_WAIT  ((uintptr_t)2)
@@ -252,6 +260,25 @@ static int epoll_add(int fd)
 	return 0;
 }
 
+/* The sweep registers fds that a G may close(2) at the same moment: that
+ * is the point (a closed number reports EBADF, a reused one is registered,
+ * both harmless), but ThreadSanitizer takes an fd used on one thread while
+ * another closes it for the program's race. Its reads of the fd are not
+ * recorded (the program's own uses of the fd are). */
+static int sweep_add(int fd)
+{
+	int r;
+
+#if WSR_SAN_TSAN
+	AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
+#endif
+	r = epoll_add(fd);
+#if WSR_SAN_TSAN
+	AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
+#endif
+	return r;
+}
+
 /* Makes sure fd is registered before a park: once per file (see the head
  * comment), or a park that trusts `armed`, which the sweep may check. */
 static int pd_register(int fd, struct pollfd_desc *pd)
@@ -427,7 +454,7 @@ void wsr__netpoll_sweep(void)
 		pd->sm_checked = seq;
 		/* 0: the registration had died with an old file (now registered,
 		 * and reported at once if ready); EEXIST: it was fine. */
-		if (epoll_add(fd) == 0)
+		if (sweep_add(fd) == 0)
 			continue;
 		/* The number names no pollable file (closed): wake its Gs, whose
 		 * retry reports the error. */
