@@ -42,7 +42,8 @@
  *     in read(2) does), unless its park was a trusted one the sweep checks.
  *   - A poll descriptor's rg/wg word is 0 (nothing), PD_READY (an event
  *     arrived that nobody consumed), PD_WAIT (a G is about to park) or the
- *     parked G itself; only the parking G and the poller change it, by CAS.
+ *     parked G itself; only the parking G and the wakers (the poller,
+ *     wsr_close, the sweep) change it, by CAS.
  *   - wsr__lastpoll is 0 exactly while one M blocks in epoll; wsr__polluntil
  *     is when that M will wake by itself (0: never).
  * Concurrency: the descriptor table grows under tablelock and its entries
@@ -76,7 +77,6 @@
 void AnnotateIgnoreReadsBegin(const char *file, int line);
 void AnnotateIgnoreReadsEnd(const char *file, int line);
 #endif
-
 
 #define PD_READY ((uintptr_t)1)
 #define PD_WAIT  ((uintptr_t)2)
