@@ -480,6 +480,10 @@ int wsr_close(int fd)
 		if (xchg_seq(&pd->armed, 0) != 0 && load_acq(&inited))
 			epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
 		store_relaxed(&pd->notsock, 0);
+		/* Acquire the parked Gs' words: their last use of the fd came
+		 * before their park's CAS, so it happens before this close. */
+		(void)load_seq(&pd->rg);
+		(void)load_seq(&pd->wg);
 	}
 	r = close(fd);
 	if (pd != NULL) {
