@@ -14,7 +14,8 @@
  * that locked it is a reported bug and corrupts its lock-set bookkeeping.
  *
  * findrunnable looks, in Go's order: timers -> local runnext/ring -> global
- * queue -> netpoll (non-blocking) -> steal (if spinning is allowed) -> release
+ * queue -> (not Go's: a stalled P's ring, steal.c) -> netpoll (non-blocking)
+ * -> steal (if spinning is allowed) -> release
  * the P, drop spinning, re-check every source (the "delicate dance") -> block
  * in netpoll until the next timer, or park on the M's note (stopm).
  *
@@ -629,30 +630,82 @@ void wsr__goready(struct wsr_g *gp, bool next)
 	goready_body(gp, next, false);
 }
 
-void wsr__injectglist(struct wsr_m *mp, struct wsr_g *list)
+/* Puts n Gs of the list from *listp on the global queue in one sched.lock
+ * (each one's g_ready and globrunq_put under it, so nobody runs a G before
+ * its events); advances *listp. */
+static void inject_global(struct wsr_m *mp, struct wsr_g **listp, int32_t n)
 {
-	struct wsr_g *gp, *next;
-	int32_t n = 0, i;
+	struct wsr_g *batch[128];
+	int32_t pid = p_id(mp != NULL ? mp->p : NULL);
 
-	/* Like Go: queue on the global queue, then start up to n idle Ps. */
-	for (gp = list; gp != NULL; gp = next) {
-		uint32_t glen;
+	while (n > 0) {
+		uint32_t k = 0, i, glen;
 
-		next = gp->schedlink;
-		store_relaxed(&gp->status, G_RUNNABLE);
-		WSR_TRACE(g_ready, wsr__stats_of(mp), p_id(mp ? mp->p : NULL), m_id(mp), gp->goid,
-			  0);
+		for (; k < 128 && k < (uint32_t)n; k++) {
+			batch[k] = *listp;
+			*listp = batch[k]->schedlink;
+			store_relaxed(&batch[k]->status, G_RUNNABLE);
+		}
 		wsr__lock(&wsr__sched.lock);
-		wsr__globrunqput(gp);
 		glen = (uint32_t)load_relaxed(&wsr__sched.runqsize);
+		for (i = 0; i < k; i++) {
+			WSR_TRACE(g_ready, wsr__stats_of(mp), pid, m_id(mp), batch[i]->goid, 0);
+			WSR_TRACE(globrunq_put, wsr__stats_of(mp), pid, m_id(mp), batch[i]->goid,
+				  glen + i + 1);
+		}
+		wsr__globrunqputbatch(batch, k);
 		wsr__unlock(&wsr__sched.lock);
-		WSR_TRACE(globrunq_put, wsr__stats_of(mp), p_id(mp ? mp->p : NULL), m_id(mp),
-			  gp->goid, glen);
-		n++;
+		n -= (int32_t)k;
 	}
+}
+
+/* Starts up to n idle Ps (with an M each) for Gs put on the global queue. */
+static void inject_startidle(struct wsr_m *mp, int32_t n)
+{
+	int32_t i;
+
 	for (i = 0; i < n && load_seq(&wsr__sched.npidle) > 0; i++)
 		if (wsr__startm(mp, NULL) == -1)
 			break;
+}
+
+void wsr__injectglist(struct wsr_m *mp, struct wsr_g *list)
+{
+	struct wsr_p *pp = mp != NULL ? mp->p : NULL;
+	struct wsr_g *gp;
+	int32_t n = 0, nglobal;
+
+	/* Like Go's injectglist: without a P, everything goes to the global
+	 * queue and as many idle Ps as there are Gs are started. With one, only
+	 * as many Gs as there are idle Ps go there (one lock for them all), for
+	 * the Ps started for them; the rest join our own queue. */
+	for (gp = list; gp != NULL; gp = gp->schedlink)
+		n++;
+	if (n == 0)
+		return;
+	nglobal = n;
+	if (pp != NULL) {
+		int32_t idle = load_seq(&wsr__sched.npidle);
+
+		if (idle < nglobal)
+			nglobal = idle;
+	}
+	if (nglobal > 0) {
+		inject_global(mp, &list, nglobal);
+		inject_startidle(mp, nglobal);
+	}
+	if (pp == NULL)
+		return;
+	while (list != NULL) {
+		gp = list;
+		list = gp->schedlink;
+		store_relaxed(&gp->status, G_RUNNABLE);
+		WSR_TRACE(g_ready, &mp->stats, pp->id, mp->id, gp->goid, 0);
+		wsr__runqput(mp, pp, gp, false);
+	}
+	/* Go's hedge: a P may have gone idle after npidle was read, with the
+	 * Gs on our queue; wakep does nothing if someone spins or none is idle. */
+	wsr__wakep(mp);
 }
 
 WSR_TRACE_BODY void goexit_body(struct wsr_m *mp, struct wsr_g *gp, bool traced)
@@ -763,6 +816,16 @@ top:
 			*src = SRC_GLOBAL;
 			return gp;
 		}
+	}
+
+	/* A P whose M has not taken a G from its ring for a while (the kernel
+	 * stopped its thread, or a G runs long): take half of its Gs before
+	 * looking for new work. */
+	gp = wsr__stealstalled(mp, now);
+	if (gp != NULL) {
+		*inherit = false;
+		*src = SRC_STEAL;
+		return gp;
 	}
 
 	/* Poll the network without blocking, if anyone waits on it and no M

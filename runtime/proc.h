@@ -104,6 +104,9 @@ size_t wsr__page_size(void);
 
 /* steal.c: stealWork. */
 struct wsr_g *wsr__stealwork(struct wsr_m *mp, int64_t now, bool *newwork, int64_t *polluntil);
+/* Steals from a P whose queue has not moved for a while (steal.c); NULL
+ * mostly at once (one scan every quarter of that while, process-wide). */
+struct wsr_g *wsr__stealstalled(struct wsr_m *mp, int64_t now);
 void wsr__steal_order_init(int32_t nprocs);
 void wsr__steal_order_free(void);
 
@@ -123,6 +126,9 @@ int32_t wsr__netpoll_waiters(void);
 struct wsr_g *wsr__netpoll(struct wsr_m *mp, int64_t delay, int32_t *n);
 void wsr__netpoll_break(void);
 void wsr__netpoll_close(void);
+/* sysmon: registers again the fds of parks that trusted an old registration
+ * (netpoll.c's head comment); wakes the Gs of closed fds. */
+void wsr__netpoll_sweep(void);
 extern _Atomic int64_t wsr__lastpoll; /* 0 while an M blocks in netpoll */
 extern _Atomic int64_t wsr__polluntil;
 

@@ -1,8 +1,9 @@
 /*
  * sysmon.c - the system monitor thread (Go: sysmon, retake, preemptone):
  * retakes Ps from Ms stuck in a call for more than 20 us, asks Gs that ran
- * for more than 10 ms to yield, fires the schedtrace lines, and wakes an M
- * for timers nobody is waiting on.
+ * for more than 10 ms to yield, fires the schedtrace lines, wakes an M
+ * for timers nobody is waiting on, and every 10 ms runs the poller's sweep
+ * (wsr__netpoll_sweep: fds whose park trusted an old registration).
  *
  * The 10 ms time slice counts from sysmon's first look at a schedtick, in
  * P_RUNNING and P_SYSCALL alike (Go's retake since issue 28701): a G that
@@ -15,7 +16,8 @@
  * Invariants:
  *   - sysmon holds no P and is not an M (m = -1 in its events); it never
  *     touches a P's queues, only statuses (CAS), the preempt flag and the
- *     per-P fields reserved for it (sm_*).
+ *     per-P fields reserved for it (sm_*); the Gs its sweep wakes go to the
+ *     global queue (injectglist without a P).
  *   - Its sleep starts at 20 us and doubles after 50 idle rounds up to 10 ms,
  *     and is never longer than the next schedtrace tick.
  * Concurrency: one thread; stopped through stopnote at teardown.
@@ -31,6 +33,7 @@
 
 #define FORCE_PREEMPT_NS (10 * 1000 * 1000)
 #define SYSCALL_RETAKE_NS (20 * 1000)
+#define NETPOLL_SWEEP_NS (10 * 1000 * 1000)
 
 struct wsr_stats wsr__sysmon_stats;
 static pthread_t thread;
@@ -115,7 +118,7 @@ static int retake(int64_t now)
 
 static void *sysmon(void *arg)
 {
-	int64_t delay = 20 * 1000, nexttrace = 0;
+	int64_t delay = 20 * 1000, nexttrace = 0, nextsweep = 0;
 	int idle = 0;
 
 	(void)arg;
@@ -150,6 +153,10 @@ static void *sysmon(void *arg)
 			if (w != 0 && w < now - 1000000 && load_seq(&wsr__lastpoll) != 0 &&
 			    load_seq(&wsr__sched.npidle) > 0)
 				wsr__wakep(NULL);
+		}
+		if (now >= nextsweep) {
+			wsr__netpoll_sweep();
+			nextsweep = now + NETPOLL_SWEEP_NS;
 		}
 		if (retake(now) > 0)
 			idle = 0;

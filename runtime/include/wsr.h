@@ -118,6 +118,13 @@ WSR_EXPORT ssize_t wsr_read(int fd, void *buf, size_t n);
 WSR_EXPORT ssize_t wsr_write(int fd, const void *buf, size_t n);
 WSR_EXPORT int wsr_accept(int fd, struct sockaddr *sa, socklen_t *len);
 WSR_EXPORT int wsr_connect(int fd, const struct sockaddr *sa, socklen_t len);
+/* close(2), and Go's Close: the Gs parked on fd in wsr_read/wsr_write/
+ * wsr_accept/wsr_connect wake and return -1 with EBADF. (A G parked on an
+ * fd that plain close(2) closes stays parked, as a thread in read(2) does.)
+ * An fd closed with close(2) and handed out again still works with the
+ * calls above, but its first park may wait up to ~40 ms for its wakeup;
+ * wsr_close avoids that. */
+WSR_EXPORT int wsr_close(int fd);
 
 /* errno of the calling thread, read through a call the compiler cannot
  * fold: a G may resume on another thread after any wsr_* call, and
