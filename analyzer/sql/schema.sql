@@ -104,7 +104,9 @@ INSERT INTO event_fields (name, field, col) VALUES
   ('schedtrace', 'threads', '$.threads'), ('schedtrace', 'spinningthreads', '$.spinningthreads'),
   ('schedtrace', 'needspinning', '$.needspinning'), ('schedtrace', 'idlethreads', '$.idlethreads'),
   ('schedtrace', 'runqueue', '$.runqueue'), ('schedtrace', 'runq', '$.runq'),
-  ('schedtrace', 'schedticks', '$.schedticks'), ('schedtrace', 'read_ts', '$.read_ts');
+  ('schedtrace', 'schedticks', '$.schedticks'), ('schedtrace', 'read_ts', '$.read_ts'),
+  ('steal_lock_wait', 'victim', 'a1'), ('steal_lock_wait', 'wait_ns', 'a2'),
+  ('steal_lock_wait', 'blocked', 'a3');
 -- END generated:event_fields
 
 -- The tracepoint enumerations (docs/tracepoints.md).
