@@ -2,8 +2,9 @@
  * test-knobs.c - each scheduling knob of WSRDEBUG (runtime/debug.c) takes
  * effect, and a bad value is reported: steal=one, runnext=0, policy=tokio's
  * runnext cap, spinning=none, victims= and topology= (the order itself and
- * the stats line's steal_remote), and the lock-wait event only under the
- * locked policies.
+ * the stats line's steal_remote), and the lock-wait event: under locked a
+ * thief waits for a held deque lock, under locked-try it moves on, under go
+ * it never occurs.
  *
  * Invariants: every case runs wsr_main once in its own child (wsrtest.h)
  *   with the knobs it sets, and reads the runtime's own counters of that
@@ -12,6 +13,8 @@
  */
 #include "config.h"
 
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,12 +227,57 @@ WSR_TEST_TIMEOUT(steal_remote_is_0_on_one_node, 60)
 
 WSR_TEST_TIMEOUT(steal_lock_wait_only_under_the_locked_policies, 60)
 {
-	/* Whether a thief meets a held lock depends on timing, so only the
-	 * go policy's count is certain: none. The locked policies' counts are
-	 * printed (the lab's figures come from traces). */
+	/* The go policy has no deque lock: never an event (the locked
+	 * policies' own cases follow, with a lock held on purpose). */
 	run_with("4", "policy=go", skewed_main);
 	ASSERT_EQ(ST(steal_lock_wait), 0);
 	ASSERT_GT(ST(steal), 0);
+}
+
+/* The main G fills its P's deque, then holds that deque's lock until a
+ * thief has met it: under locked, until the thief sleeps on it (the futex
+ * word says 2); under locked-try, until a steal_lock_wait is counted. */
+static int holdlock_main(void *arg)
+{
+	struct wsr_p *pp = wsr__getm()->p;
+	uint64_t sum[WSR_ST_COUNT];
+
+	(void)arg;
+	wg = wsr_waitgroup_make();
+	wsr_waitgroup_add(wg, 50);
+	for (long i = 0; i < 50; i++)
+		wsr_go(spin_leaf, (void *)(uintptr_t)(i + 1));
+	/* No switch until the unlock: pp stays this G's P. */
+	wsr__lock(&pp->dqlock);
+	for (;;) {
+		if (wsr__sched.policy == WSR_POLICY_LOCKED) {
+			if (atomic_load(&pp->dqlock.key) == 2)
+				break;
+		} else {
+			wsr__lock(&wsr__sched.lock);
+			wsr__stats_sum(sum);
+			wsr__unlock(&wsr__sched.lock);
+			if (sum[WSR_ST_steal_lock_wait] > 0)
+				break;
+		}
+		sched_yield();
+	}
+	wsr__unlock(&pp->dqlock);
+	wsr_waitgroup_wait(wg);
+	wsr_waitgroup_free(wg);
+	return 0;
+}
+
+WSR_TEST_TIMEOUT(locked_thief_waits_for_a_held_lock, 60)
+{
+	run_with("2", "policy=locked", holdlock_main);
+	ASSERT_GE(ST(steal_lock_wait), 1);
+}
+
+WSR_TEST_TIMEOUT(locked_try_thief_moves_on_from_a_held_lock, 60)
+{
+	run_with("2", "policy=locked-try", holdlock_main);
+	ASSERT_GE(ST(steal_lock_wait), 1);
 }
 
 /* ---- bad values ---- */
