@@ -180,7 +180,7 @@ static bool parse_name(const char *v, const char *const *names, size_t n, uint8_
 static const char *const policy_names[] = {"go", "deque", "locked", "locked-try", "tokio"};
 static const char *const victims_names[] = {"random", "roundrobin", "nearest"};
 static const char *const spinning_names[] = {"half", "halfall", "all", "none"};
-static const char *const steal_names[] = {"one", "half"};
+static const char *const steal_names[] = {"half", "one"};
 #define NAMES(a) a, sizeof(a) / sizeof(a[0])
 _Static_assert(sizeof(policy_names) / sizeof(policy_names[0]) == WSR_POLICY_TOKIO + 1,
 	       "a name per policy");
@@ -219,11 +219,11 @@ void wsr__debug_init(void)
 	wsr__sched.runnextpause_us = 3;
 	wsr__sched.backlog_per_p = 4096;
 	wsr__sched.policy = WSR_POLICY_GO;
-	wsr__sched.steal_half = 1;
-	wsr__sched.steal_runnext = 1;
+	wsr__sched.steal_one = 0;
+	wsr__sched.runnext_nosteal = 0;
 	wsr__sched.victims = WSR_VICTIMS_RANDOM;
 	wsr__sched.spinning = WSR_SPIN_HALF;
-	wsr__sched.runnext_max = UINT32_MAX;
+	wsr__sched.runnext_limit = 0;
 	wsr__sched.topo_nodes = 0;
 	wsr__sched.topo_per_node = 0;
 	wsr__sched.stacksize = 256 * 1024;
@@ -274,7 +274,7 @@ void wsr__debug_init(void)
 		else if (strcmp(tok, "policy") == 0)
 			ok = parse_name(v, NAMES(policy_names), &wsr__sched.policy);
 		else if (strcmp(tok, "steal") == 0)
-			ok = parse_name(v, NAMES(steal_names), &wsr__sched.steal_half) &&
+			ok = parse_name(v, NAMES(steal_names), &wsr__sched.steal_one) &&
 			     (set_steal = true);
 		else if (strcmp(tok, "victims") == 0)
 			ok = parse_name(v, NAMES(victims_names), &wsr__sched.victims) &&
@@ -294,7 +294,7 @@ void wsr__debug_init(void)
 	free(copy);
 	/* The policies' own defaults, where the knob was not given. */
 	if (!set_steal)
-		wsr__sched.steal_half = !wsr__policy_is_deque(wsr__sched.policy);
+		wsr__sched.steal_one = wsr__policy_is_deque(wsr__sched.policy);
 	if (wsr__sched.policy == WSR_POLICY_TOKIO) {
 		if (!set_globalcheck)
 			wsr__sched.globalcheck = 31;
@@ -304,11 +304,11 @@ void wsr__debug_init(void)
 			wsr__sched.victims = WSR_VICTIMS_ROUNDROBIN;
 		if (!set_spinning)
 			wsr__sched.spinning = WSR_SPIN_HALF_ALL;
-		wsr__sched.steal_runnext = 0;
-		wsr__sched.runnext_max = 3;
+		wsr__sched.runnext_nosteal = 1;
+		wsr__sched.runnext_limit = 3 + 1;
 	}
 	if (runnext_off)
-		wsr__sched.runnext_max = 0;
+		wsr__sched.runnext_limit = 0 + 1;
 	if (wsr__debug_stats && !stats_atexit) {
 		/* A program may end with exit() from a G, while the runtime runs:
 		 * wsr_main's teardown never comes, so print the line at exit(). */

@@ -273,13 +273,16 @@ struct wsr_sched {
 	int32_t stealrounds;	     /* stealWork rounds (4) */
 	int32_t runnextpause_us;     /* pause before stealing runnext (3) */
 	uint8_t policy;		     /* enum wsr_policy: WSRDEBUG=policy (go) */
-	uint8_t steal_half;	     /* steal=half (1) or one (0); the policy's default */
-	uint8_t steal_runnext;	     /* thieves may take runnext (1; 0 under tokio) */
+	/* Zero is Go's behaviour for each of these (a sched that debug.c
+	 * never saw, as in the unit tests, schedules as Go does). */
+	uint8_t steal_one;	     /* steal=one (1) or half (0); the policy's default */
+	uint8_t runnext_nosteal;     /* thieves never take runnext (tokio: 1) */
 	uint8_t victims;	     /* enum wsr_victims: WSRDEBUG=victims (random) */
 	uint8_t spinning;	     /* enum wsr_spinning: WSRDEBUG=spinning (half) */
-	/* A put with next goes to runnext only while fewer than runnext_max Gs
-	 * in a row ran from it: UINT32_MAX (Go), 3 (tokio), 0 (runnext=0). */
-	uint32_t runnext_max;
+	/* A put with next goes to runnext only while fewer than
+	 * runnext_limit - 1 Gs in a row ran from it (unsigned: 0 is no limit,
+	 * Go's; 1 is runnext=0; 4 is tokio's 3). */
+	uint32_t runnext_limit;
 	int32_t topo_nodes, topo_per_node; /* WSRDEBUG=topology=NxM; 0x0: none */
 	/* Gs the global queue may hold per P before wsr_go preempts its caller
 	 * behind them (runq.c, g.c): a spawn loop faster than the Ps drain it

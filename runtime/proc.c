@@ -410,7 +410,7 @@ WSR_TRACE_BODY void execute_body(struct wsr_m *mp, struct wsr_g *gp, bool inheri
 		store_relaxed(&pp->schedtick, load_relaxed(&pp->schedtick) + 1);
 		pp->runnext_runs = 0;
 	} else {
-		/* Runs in a row from runnext, for its cap (runq.c, runnext_max). */
+		/* Runs in a row from runnext, for its cap (runq.c, runnext_limit). */
 		pp->runnext_runs++;
 		if (!wsr__policy_is_deque(wsr__sched.policy))
 			src = SRC_RUNNEXT; /* only runnext hands down a time slice (see schedule) */

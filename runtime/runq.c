@@ -41,8 +41,9 @@
  * the runnext cap below).
  * Knobs: steal=one makes a ring steal take one G instead of half; steal=half
  * makes a deque steal take half (rounded up) instead of one, the first to
- * run, the rest pushed on the thief's own deque. runnext_max caps the Gs
- * run in a row from runnext (pp->runnext_runs, counted by execute): a put
+ * run, the rest pushed on the thief's own deque. runnext_limit caps the Gs
+ * run in a row from runnext (pp->runnext_runs, counted by execute; gmp.h,
+ * runnext_limit): a put
  * with next past the cap goes to the tail instead (runnext=0: always; tokio:
  * after 3, Tokio's MAX_LIFO_POLLS_PER_TICK in multi_thread/worker.rs, which
  * disables the LIFO slot for the rest of the chain "to mitigate starvation"
@@ -337,8 +338,8 @@ WSR_TRACED_COPY void runqput_traced(struct wsr_m *mp, struct wsr_p *pp, struct w
 
 void wsr__runqput(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, bool next)
 {
-	/* The runnext cap (see the head comment); UINT32_MAX by default. */
-	if (next && pp->runnext_runs >= wsr__sched.runnext_max)
+	/* The runnext cap (see the head comment); 0 - 1 (none) by default. */
+	if (next && pp->runnext_runs >= wsr__sched.runnext_limit - 1u)
 		next = false;
 	if (policy_deque()) {
 		dq_put(mp, pp, gp, next, WSR_TRACE_ENABLED(runqput));
@@ -464,7 +465,7 @@ static uint32_t runqgrab(struct wsr_m *mp, struct wsr_p *pp, _Atomic(struct wsr_
 		}
 		if (n > WSR_RUNQ_SIZE / 2) /* read an inconsistent h and t */
 			continue;
-		if (!wsr__sched.steal_half)
+		if (wsr__sched.steal_one)
 			n = 1; /* steal=one */
 		for (i = 0; i < n; i++)
 			store_relaxed(&batch[(batchhead + i) % WSR_RUNQ_SIZE],
@@ -505,7 +506,7 @@ static struct wsr_g *ldq_steal(struct wsr_m *mp, struct wsr_p *pp, struct wsr_p 
 			  wsr__nanotime() - t0, 1);
 	}
 	WSR_CHAOS(mp, CHAOS_STEAL);
-	if (wsr__sched.steal_half) {
+	if (!wsr__sched.steal_one) {
 		want = (uint32_t)(load_relaxed(&p2->dq.bottom) - load_relaxed(&p2->dq.top));
 		want = want - want / 2;
 	}
@@ -535,7 +536,7 @@ struct wsr_g *wsr__runqsteal(struct wsr_m *mp, struct wsr_p *pp, struct wsr_p *p
 
 		*gotnext = false;
 		*np = 0;
-		if (wsr__sched.steal_half) {
+		if (!wsr__sched.steal_one) {
 			want = wsr__deque_len(&p2->dq);
 			want = want - want / 2;
 		}

@@ -178,7 +178,7 @@ struct wsr_g *wsr__stealwork(struct wsr_m *mp, int64_t now, bool *newwork, int64
 			if (load_relaxed(&p2->status) == P_IDLE)
 				continue;
 			probed++;
-			gp = wsr__runqsteal(mp, pp, p2, last && wsr__sched.steal_runnext, &n,
+			gp = wsr__runqsteal(mp, pp, p2, last && !wsr__sched.runnext_nosteal, &n,
 					    &gotnext);
 			if (gp != NULL) {
 				WSR_TRACE(steal, &mp->stats, pp->id, mp->id, p2->id, n,

@@ -31,7 +31,7 @@
 /* ---- workloads ---- */
 
 static wsr_waitgroup *wg;
-static volatile uint64_t sink;
+static _Atomic uint64_t sink; /* written by many Gs */
 
 static void spin_leaf(void *arg)
 {
@@ -39,7 +39,7 @@ static void spin_leaf(void *arg)
 
 	for (int i = 0; i < 200000; i++)
 		x = x * 6364136223846793005ULL + 1;
-	sink = x;
+	atomic_store_explicit(&sink, x, memory_order_relaxed);
 	wsr_waitgroup_done(wg);
 }
 
