@@ -41,11 +41,10 @@
  * the runnext cap below).
  * Knobs: steal=one makes a ring steal take one G instead of half; steal=half
  * makes a deque steal take half (rounded up) instead of one, the first to
- * run, the rest pushed on the thief's own deque. runnext_limit caps the Gs
- * run in a row from runnext (pp->runnext_runs, counted by execute; gmp.h,
- * runnext_limit): a put
- * with next past the cap goes to the tail instead (runnext=0: always; tokio:
- * after 3, Tokio's MAX_LIFO_POLLS_PER_TICK in multi_thread/worker.rs, which
+ * run, the rest pushed on the thief's own deque. runnext_limit (gmp.h) caps
+ * the Gs run in a row from runnext (pp->runnext_runs, counted by execute):
+ * a put with next past the cap goes to the tail instead (runnext=0: always;
+ * tokio: after 3, Tokio's MAX_LIFO_POLLS_PER_TICK in multi_thread/worker.rs, which
  * disables the LIFO slot for the rest of the chain "to mitigate starvation"
  * in ping-pong workloads; Go: never).
  * Tracepoints: runqput, runq_spill, steal, steal_lock_wait.
