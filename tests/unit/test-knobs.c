@@ -33,9 +33,23 @@
 static wsr_waitgroup *wg;
 static _Atomic uint64_t sink; /* written by many Gs */
 
+/* The producer's P, and whether a leaf ran on another P. */
+static int32_t home;
+static _Atomic int ran_away;
+
 static void spin_leaf(void *arg)
 {
 	uint64_t x = (uintptr_t)arg;
+
+	/* A leaf on the producer's P holds it (no yield point) until a leaf
+	 * has run elsewhere: the leaves reach other Ps only by a steal (200
+	 * fit in every local queue, so none spills), so each run steals at
+	 * least once, whatever the timing. */
+	if (wsr__getm()->p->id != home)
+		atomic_store(&ran_away, 1);
+	else
+		while (!atomic_load(&ran_away))
+			sched_yield();
 
 	for (int i = 0; i < 200000; i++)
 		x = x * 6364136223846793005ULL + 1;
@@ -44,10 +58,12 @@ static void spin_leaf(void *arg)
 }
 
 /* One producer G makes 200 CPU-bound Gs: the other Ps can only steal
- * (fewer than a ring or deque holds: nothing spills). */
+ * (fewer than a ring or deque holds: nothing spills), and must (above). */
 static int skewed_main(void *arg)
 {
 	(void)arg;
+	home = wsr__getm()->p->id;
+	atomic_store(&ran_away, 0);
 	wg = wsr_waitgroup_make();
 	wsr_waitgroup_add(wg, 200);
 	for (long i = 0; i < 200; i++)
@@ -243,6 +259,7 @@ static int holdlock_main(void *arg)
 	uint64_t sum[WSR_ST_COUNT];
 
 	(void)arg;
+	home = -1; /* its leaves need not wait for each other */
 	wg = wsr_waitgroup_make();
 	wsr_waitgroup_add(wg, 50);
 	for (long i = 0; i < 50; i++)
