@@ -46,8 +46,11 @@ enum wsr_policy {
  * than the ring and runnext. */
 static inline bool wsr__policy_is_deque(uint8_t policy)
 {
-	return policy == WSR_POLICY_DEQUE || policy == WSR_POLICY_LOCKED ||
-	       policy == WSR_POLICY_LOCKED_TRY;
+	/* One compare: the three are consecutive in the enum. */
+	_Static_assert(WSR_POLICY_LOCKED == WSR_POLICY_DEQUE + 1 &&
+			       WSR_POLICY_LOCKED_TRY == WSR_POLICY_DEQUE + 2,
+		       "the deque policies are consecutive");
+	return (uint8_t)(policy - WSR_POLICY_DEQUE) <= 2;
 }
 
 /* WSRDEBUG=victims: the order in which stealWork probes the other Ps. */
