@@ -408,7 +408,8 @@ WSR_TRACE_BODY void execute_body(struct wsr_m *mp, struct wsr_g *gp, bool inheri
 	store_relaxed(&gp->status, G_RUNNING);
 	if (!inherit) {
 		store_relaxed(&pp->schedtick, load_relaxed(&pp->schedtick) + 1);
-		pp->runnext_runs = 0;
+		if (pp->runnext_runs != 0) /* no store on the yield loop's path */
+			pp->runnext_runs = 0;
 	} else {
 		/* Runs in a row from runnext, for its cap (runq.c, runnext_limit). */
 		pp->runnext_runs++;
