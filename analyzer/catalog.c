@@ -36,5 +36,9 @@ const char *const wsr_g_source_names[WSR_G_SOURCE_COUNT] = {
 
 const char *const wsr_g_reason_names[WSR_G_REASON_COUNT] = {
 	WSR_CAT_ENUM_G_REASON(WSR_ENUM_NAME)
+};
+
+const char *const wsr_policy_names[WSR_POLICY_COUNT] = {
+	WSR_CAT_ENUM_POLICY(WSR_ENUM_NAME)
 #undef WSR_ENUM_NAME
 };

@@ -20,6 +20,20 @@ int cmd_diff(int argc, char **argv);
 int cmd_scale(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 
+int cmd_lab(int argc, char **argv);
+
+struct wsr_err;
+/* DIR must not exist (it is created) or be an empty directory (scale.c). */
+int cmd_make_out_dir(const char *dir, struct wsr_err *err);
+/*
+ * Runs this executable's `wsr run --lossless --out OUT -- PROG...` in a child
+ * with WSRMAXPROCS=PROCS (and WSRDEBUG=WSRDEBUG unless NULL), its stdout and
+ * stderr to the file LOG; returns its exit status (128 + N: signal N), or -1
+ * (pushed) when it could not be run (scale.c; wsr scale and wsr lab).
+ */
+int cmd_run_child(const char *out, const char *log, int procs, const char *wsrdebug, char **prog,
+		  struct wsr_err *err);
+
 struct ingest_opts;
 /*
  * `wsr ingest DIR -o OUT` without its command line (ingest.c), for `wsr run`:

@@ -399,6 +399,7 @@ static int write_meta(struct derive *dv, struct wsr_err *err)
 		{"tracer_version", dv->tracer[0] != '\0' ? buf : ""},
 		{"domain", dv->domain},
 		{"runtime_version", dv->runtime_version},
+		{"policy", dv->policy},
 		{"analyzer_version", WSR_VERSION},
 		{"clock", "ns from origin (babeltrace2 clock snapshot)"},
 	};

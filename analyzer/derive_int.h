@@ -107,6 +107,7 @@ struct derive {
 	int gomaxprocs; /* 0 until init */
 	int64_t runq_size;
 	char runtime_version[128];
+	char policy[32]; /* init.policy's name; "" when the trace lacks the field */
 	struct ms *ms;
 	int nm; /* Ms allocated (ids 0..nm-1) */
 	int64_t threads;

@@ -7,10 +7,11 @@
  * figures that would need a pass over them (time integrals of the counters,
  * the latency percentiles) are computed once during ingestion and kept in
  * meta (idle_while_*_ns, latency_*), so a report on a 10M-event database
- * takes well under 2 s. Two exceptions, each read by one caller: the
+ * takes well under 2 s. Three exceptions, each read by one caller: the
  * latency histogram (latency_hist_load, the viewer's picture) scans
  * sched_latency once; the schedtrace rows run sql/schedtrace.sql, index
- * lookups per instant.
+ * lookups per instant; metrics_lab_load's locality (wsr lab) joins g_state
+ * with itself once, on its (g, start_ts) index.
  *
  * One place per figure: the viewer and the HTML report link this file and
  * read struct metrics, latency_hist and schedtrace_row like `wsr report`,
@@ -171,6 +172,30 @@ static int64_t meta_i(sqlite3 *db, const char *key, int64_t dflt, struct wsr_err
 	return db_meta_read_int(db, key, &v, err) == 1 ? v : dflt;
 }
 
+int metrics_lab_load(sqlite3 *db, struct lab_figures *f, struct wsr_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	f->steal_attempts = meta_i(db, "steal_attempts", -1, err);
+	if (db_prepare(db, &st,
+		       "SELECT count(*), coalesce(sum(x.p = r.p), 0) FROM g_state r "
+		       "JOIN g_state x ON x.g = r.g AND x.start_ts = r.end_ts AND "
+		       "x.state = 'running' "
+		       "WHERE r.state = 'runnable' AND r.p IS NOT NULL AND r.cut = 0",
+		       err) < 0)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		f->queued_runs = sqlite3_column_int64(st, 0);
+		f->local_runs = sqlite3_column_int64(st, 1);
+	} else {
+		err_push(err, "sqlite: locality: %s", sqlite3_errmsg(db));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
 int metrics_schedtrace_interval(sqlite3 *db, int64_t *ns, struct wsr_err *err)
 {
 	int n0 = err->n;
@@ -181,13 +206,11 @@ int metrics_schedtrace_interval(sqlite3 *db, int64_t *ns, struct wsr_err *err)
 	return err->n > n0 ? -1 : 0;
 }
 
-int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_err *err)
+/* The figures kept in meta: names, times, event and discard counts, the run's record. */
+static int load_meta(sqlite3 *db, const char *path, struct metrics *m, struct wsr_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	int rc, n0 = err->n;
+	int n0 = err->n;
 
-	memset(m, 0, sizeof(*m));
-	snprintf(m->path, sizeof(m->path), "%s", path);
 	db_meta_read_text(db, "procname", m->program, sizeof(m->program), err);
 	if (m->program[0] == '\0') {
 		char tp[512];
@@ -202,6 +225,7 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 	db_meta_read_text(db, "runtime_version", m->runtime_version, sizeof(m->runtime_version),
 			  err);
 	db_meta_read_text(db, "vpid", m->vpid, sizeof(m->vpid), err);
+	db_meta_read_text(db, "policy", m->policy, sizeof(m->policy), err);
 	m->start_ts = meta_i(db, "start_ts", 0, err);
 	m->end_ts = meta_i(db, "end_ts", 0, err);
 	m->duration_ns = meta_i(db, "duration_ns", 0, err);
@@ -229,9 +253,15 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 		err_push(err, "reading meta of %s", path);
 		return -1;
 	}
-	dag_figures_load(db, &m->ws);
+	return 0;
+}
 
-	/* Ps. */
+/* Per-P runs and time in each state; np (needs gomaxprocs and duration_ns). */
+static int load_ps(sqlite3 *db, struct metrics *m, struct wsr_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
 	/* runs: every g_run; schedticks: those with inherit = 0. */
 	if (db_prepare(db, &st,
 		       "SELECT p, schedticks, run_ns, runnext_runs, runs FROM p ORDER BY p",
@@ -281,8 +311,15 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 		if (pm->other_ns < 0)
 			pm->other_ns = 0;
 	}
+	return 0;
+}
 
-	/* Steals, spills, global gets. */
+/* Steals, spills, global gets: totals and per P. */
+static int load_queues(sqlite3 *db, struct metrics *m, struct wsr_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
 	if (db_prepare(db, &st, METRICS_STEAL_PAIRS_SQL, err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -327,10 +364,15 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 			m->p[p].spilled_gs += n;
 		}
 	}
-	if (done(db, st, rc, err) < 0)
-		return -1;
+	return done(db, st, rc, err);
+}
 
-	/* Ms and spinning. */
+/* Ms and spinning (needs spins_found from meta). */
+static int load_ms(sqlite3 *db, struct metrics *m, struct wsr_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
 	if (db_prepare(
 		    db, &st,
 		    "SELECT (SELECT count(*) FROM m), (SELECT coalesce(sum(end_ts - start_ts), 0) "
@@ -348,11 +390,16 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 			m->spins_empty = 0;
 		rc = SQLITE_DONE;
 	}
-	if (done(db, st, rc, err) < 0)
-		return -1;
+	return done(db, st, rc, err);
+}
 
-	/* Latency percentiles: nearest rank over the sorted samples, computed at
-	 * ingestion (meta.latency_*), or here for a database without them. */
+/* Latency percentiles: nearest rank over the sorted samples, computed at
+ * ingestion (meta.latency_*), or here for a database without them. */
+static int load_latency(sqlite3 *db, struct metrics *m, struct wsr_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, n0 = err->n;
+
 	rc = db_meta_read_int(db, "latency_n", &m->latency_n, err);
 	if (rc < 0)
 		return -1;
@@ -397,6 +444,18 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 			return -1;
 	}
 	return 0;
+}
+
+int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_err *err)
+{
+	memset(m, 0, sizeof(*m));
+	snprintf(m->path, sizeof(m->path), "%s", path);
+	if (load_meta(db, path, m, err) < 0)
+		return -1;
+	dag_figures_load(db, &m->ws);
+	if (load_ps(db, m, err) < 0 || load_queues(db, m, err) < 0 || load_ms(db, m, err) < 0)
+		return -1;
+	return load_latency(db, m, err);
 }
 
 const struct diag_rule diag_rules[] = {

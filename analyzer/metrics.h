@@ -37,6 +37,7 @@ struct p_metrics {
 struct metrics {
 	char path[512];
 	char program[256], hostname[256], runtime_version[128], vpid[32];
+	char policy[32]; /* meta policy (init.policy): "" for traces of older runtimes */
 	int64_t start_ts, end_ts, duration_ns;
 	int gomaxprocs, np;
 	int64_t events, wsr_events, discarded_events, discarded_packets, discarded_ranges;
@@ -58,6 +59,20 @@ struct metrics {
 };
 
 int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_err *err);
+
+/* The figures `wsr lab` reads beyond struct metrics (docs/lab.md, where the
+ * SQL of each is written out). steal_attempts: meta steal_attempts (the sum of
+ * steal_scan.probed), -1 when the database has none. Locality: of the
+ * runnable intervals spent in a P's local queue (g_state runnable, p not
+ * NULL, not cut) that ended in a run, local_runs ran on that same P. */
+struct lab_figures {
+	int64_t steal_attempts;
+	int64_t queued_runs, local_runs;
+};
+
+/* Fills F; the locality query scans g_state once (like latency_hist_load,
+ * read by one caller: wsr lab). Returns 0, or -1 (pushed). */
+int metrics_lab_load(sqlite3 *db, struct lab_figures *f, struct wsr_err *err);
 
 /* The steal pairs (the view steal_graph, sql/views.sql): metrics_load()'s
  * per-P steals and totals, the report's matrix, JSON and DOT, and the

@@ -22,6 +22,7 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -313,6 +314,13 @@ int ev_init(struct derive *dv, const struct wsr_rec *r, const char *extra, struc
 	dv->runq_size = r->a2;
 	if (extra != NULL)
 		snprintf(dv->runtime_version, sizeof(dv->runtime_version), "%s", extra);
+	/* Runtimes before the field: no meta policy (not provably go). */
+	if (r->flags & REC_F_A3) {
+		if (r->a3 >= 0 && r->a3 < WSR_POLICY_COUNT)
+			snprintf(dv->policy, sizeof(dv->policy), "%s", wsr_policy_names[r->a3]);
+		else
+			snprintf(dv->policy, sizeof(dv->policy), "#%" PRId64, r->a3);
+	}
 	for (int k = 0; k < dv->gomaxprocs; k++) {
 		if (p_known(dv, k, ts, err) < 0)
 			return -1;

@@ -79,6 +79,14 @@ enum wsr_g_reason {
 	WSR_G_REASON_COUNT
 };
 
+/* The policy enumerators (init.policy; names: wsr_policy_names in catalog.c). */
+enum wsr_policy_id {
+#define WSR_ENUM_VALUE(NAME, label, value) WSR_POLICY_ID_##NAME = value,
+	WSR_CAT_ENUM_POLICY(WSR_ENUM_VALUE)
+#undef WSR_ENUM_VALUE
+	WSR_POLICY_COUNT
+};
+
 /* A payload field the analyzer stores in the JSON object in extra. */
 struct wsr_json_field {
 	const char *name;
@@ -98,6 +106,7 @@ struct wsr_catalog_entry {
 extern const struct wsr_catalog_entry wsr_catalog[EV_COUNT];
 extern const char *const wsr_g_source_names[WSR_G_SOURCE_COUNT];
 extern const char *const wsr_g_reason_names[WSR_G_REASON_COUNT];
+extern const char *const wsr_policy_names[WSR_POLICY_COUNT];
 
 struct wsr_rec {
 	uint32_t size;

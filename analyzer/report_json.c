@@ -37,6 +37,10 @@ int report_json_write(struct report *r, FILE *f, struct wsr_err *err)
 	json_fputs(f, m->hostname);
 	fprintf(f, ",\n  \"runtime_version\": ");
 	json_fputs(f, m->runtime_version);
+	if (m->policy[0] != '\0') {
+		fprintf(f, ",\n  \"policy\": ");
+		json_fputs(f, m->policy);
+	}
 	fprintf(f, ",\n  \"command\": ");
 	json_fputs(f, r->m->command);
 	if (r->m->exit_status >= 0)

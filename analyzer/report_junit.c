@@ -3,8 +3,8 @@
  * diagnostic rule (failing when it fires), one for the program's exit, and
  * the text report as system-out, so CI shows each pattern as a test.
  *
- * Invariants: XML text escaped by xml_text(); the text report is rendered
- *   by report_text.c, never a second time here.
+ * Invariants: XML text escaped by xml_fputs() (sbuf.c); the text report is
+ *   rendered by report_text.c, never a second time here.
  * Concurrency: single-threaded.
  */
 #include "config.h"
@@ -21,28 +21,7 @@
 #include "db.h"
 #include "metrics.h"
 #include "report.h"
-
-static void xml_text(FILE *f, const char *s)
-{
-	for (; *s != '\0'; s++) {
-		switch (*s) {
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		default:
-			fputc(*s, f);
-		}
-	}
-}
+#include "sbuf.h"
 
 int report_junit_write(struct report *r, FILE *f, struct wsr_err *err)
 {
@@ -68,36 +47,36 @@ int report_junit_write(struct report *r, FILE *f, struct wsr_err *err)
 	failures += exit_bad;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
 		   "  <testsuite name=\"wsr report ");
-	xml_text(f, r->m->program);
+	xml_fputs(f, r->m->program);
 	fprintf(f, "\" tests=\"%d\" failures=\"%d\" time=\"%.6f\">\n", diag_rule_count + 1,
 		failures, (double)r->m->duration_ns / 1e9);
 	fprintf(f, "    <testcase classname=\"wsr.program\" name=\"the program exited with status "
 		   "0\">");
 	if (exit_bad) {
 		fprintf(f, "\n      <failure type=\"exit\" message=\"");
-		xml_text(f, r->exit_text);
+		xml_fputs(f, r->exit_text);
 		fprintf(f, "\"/>\n    ");
 	} else if (r->m->exit_status < 0) {
 		fprintf(f, "<skipped message=\"");
-		xml_text(f, r->exit_text);
+		xml_fputs(f, r->exit_text);
 		fprintf(f, "\"/>");
 	}
 	fprintf(f, "</testcase>\n");
 	for (int k = 0; k < diag_rule_count; k++) {
 		fprintf(f, "    <testcase classname=\"wsr.diagnostics\" name=\"");
-		xml_text(f, diag_rules[k].title);
+		xml_fputs(f, diag_rules[k].title);
 		fprintf(f, "\">");
 		for (int i = 0; i < r->ndiags; i++) {
 			if (strcmp(r->diags[i].id, diag_rules[k].id) != 0)
 				continue;
 			fprintf(f, "\n      <failure type=\"%s\" message=\"", diag_rules[k].id);
-			xml_text(f, r->diags[i].text);
+			xml_fputs(f, r->diags[i].text);
 			fprintf(f, "\"/>\n    ");
 		}
 		fprintf(f, "</testcase>\n");
 	}
 	fprintf(f, "    <system-out>");
-	xml_text(f, text);
+	xml_fputs(f, text);
 	fprintf(f, "</system-out>\n  </testsuite>\n</testsuites>\n");
 	free(text);
 	return 0;

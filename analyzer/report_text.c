@@ -97,14 +97,14 @@ static struct cell *steal_matrix(struct report *r, struct wsr_err *err)
 	return mx;
 }
 
-int report_text_write(struct report *r, FILE *f, bool md, struct wsr_err *err)
+/* Program, exit, duration, counts; where events were lost. */
+static int print_header(struct report *r, FILE *f, bool md, struct wsr_err *err)
 {
 	const struct metrics *m = r->m;
-	char d[64], iv[64], b1[64], b2[64], b3[64], b4[64];
 	const char *mk = r->mark;
+	char d[64];
 
 	report_fmt_ns(d, sizeof(d), m->duration_ns);
-	report_fmt_ns(iv, sizeof(iv), r->interval);
 	if (md)
 		fprintf(f, "## wsr report: %s\n\n", m->program);
 	else
@@ -115,6 +115,8 @@ int report_text_write(struct report *r, FILE *f, bool md, struct wsr_err *err)
 		m->hostname, m->vpid[0] ? (md ? "" : "") : "",
 		m->runtime_version[0] ? m->runtime_version : "?");
 	fprintf(f, "%sexit: %s\n", pre, r->exit_text);
+	if (m->policy[0] != '\0')
+		fprintf(f, "%spolicy: %s\n", pre, m->policy);
 	if (r->m->init_missing)
 		fprintf(f,
 			"%sduration: %s, gomaxprocs unknown (the trace has no init event: the "
@@ -132,10 +134,18 @@ int report_text_write(struct report *r, FILE *f, bool md, struct wsr_err *err)
 	if (m->discarded_events + m->discarded_packets > 0) {
 		fprintf(f, "%sWARNING: events were lost; figures marked * may be off. Where:\n",
 			pre);
-		if (print_discarded(r, f, md, err) < 0)
-			return -1;
+		return print_discarded(r, f, md, err);
 	}
+	return 0;
+}
 
+/* The schedtrace lines (report.c's r->lines, with the interval r->interval). */
+static void print_schedtrace(const struct report *r, FILE *f, bool md)
+{
+	const char *mk = r->mark;
+	char iv[64];
+
+	report_fmt_ns(iv, sizeof(iv), r->interval);
 	fprintf(f,
 		md ? "\n### schedtrace (every %s, reconstructed)\n\n```\n"
 		   : "\nschedtrace (every %s, reconstructed from the trace%s):\n",
@@ -147,6 +157,13 @@ int report_text_write(struct report *r, FILE *f, bool md, struct wsr_err *err)
 		fprintf(f, "%s\n", r->lines[i]);
 	if (md)
 		fprintf(f, "```\n");
+}
+
+/* One row per P: time in each state, steals, spills, gets, schedticks. */
+static void print_per_p(const struct report *r, FILE *f, bool md)
+{
+	const struct metrics *m = r->m;
+	const char *mk = r->mark;
 
 	if (md) {
 		fprintf(f, "\n### per P\n\n| P | running | idle | spinning | syscall | sched | "
@@ -178,6 +195,14 @@ int report_text_write(struct report *r, FILE *f, bool md, struct wsr_err *err)
 				p, v[0], v[1], v[2], v[3], v[4], in, out, pm->spills,
 				pm->global_gets, pm->schedticks, pm->runnext_runs);
 	}
+}
+
+/* Latency, runnext, steals, spinning, idle Ps: one line each. */
+static void print_summary(const struct report *r, FILE *f, bool md)
+{
+	const struct metrics *m = r->m;
+	const char *mk = r->mark;
+	char b1[64], b2[64], b3[64], b4[64];
 
 	report_fmt_ns(b1, sizeof(b1), m->latency_p50);
 	report_fmt_ns(b2, sizeof(b2), m->latency_p90);
@@ -206,6 +231,13 @@ int report_text_write(struct report *r, FILE *f, bool md, struct wsr_err *err)
 		"(any runnable G)\n",
 		md ? "- " : "", mk, report_metric(m, "idle_while_global_pct"),
 		report_metric(m, "idle_while_runnable_pct"));
+}
+
+/* The thief x victim matrix of steals and Gs. */
+static int print_steal_matrix(struct report *r, FILE *f, bool md, struct wsr_err *err)
+{
+	const struct metrics *m = r->m;
+	const char *mk = r->mark;
 
 	struct cell *mx = steal_matrix(r, err);
 	if (mx == NULL)
@@ -240,6 +272,20 @@ int report_text_write(struct report *r, FILE *f, bool md, struct wsr_err *err)
 	}
 	free(mx);
 
+	return 0;
+}
+
+int report_text_write(struct report *r, FILE *f, bool md, struct wsr_err *err)
+{
+	const struct metrics *m = r->m;
+
+	if (print_header(r, f, md, err) < 0)
+		return -1;
+	print_schedtrace(r, f, md);
+	print_per_p(r, f, md);
+	print_summary(r, f, md);
+	if (print_steal_matrix(r, f, md, err) < 0)
+		return -1;
 	dag_print_text(f, &m->ws, m->steals, m->discarded_events + m->discarded_packets > 0, md);
 
 	fprintf(f, md ? "\n### diagnostics\n\n" : "\ndiagnostics:\n");

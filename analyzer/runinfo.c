@@ -2,7 +2,9 @@
  * runinfo.c - reads TRACE/wsr-run.json (see runinfo.h).
  *
  * Invariants: the file is read whole (it is small: `wsr run` writes a few
- *   hundred bytes) and at most 1 MiB is accepted.
+ *   hundred bytes) and at most 1 MiB is accepted; it is parsed by SQLite's
+ *   JSON functions, every statement prepared through db_prepare and every
+ *   SQLite rc checked.
  * Concurrency: none.
  */
 #include "config.h"
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db.h"
 #include "runinfo.h"
 
 #define RUN_INFO_MAX (1u << 20)
@@ -47,6 +50,21 @@ static void append_word(char *buf, size_t size, const char *arg)
 	if (len + 1 < size)
 		buf[len++] = '\'';
 	buf[len < size ? len : size - 1] = '\0';
+}
+
+/* Prepares SQL (db_prepare) with ?1 bound to the file's TEXT; 0, or -1 with the cause. */
+static int json_query(sqlite3 *db, sqlite3_stmt **st, const char *sql, const char *text,
+		      size_t len, const char *path, struct wsr_err *err)
+{
+	if (db_prepare(db, st, sql, err) < 0) {
+		err_push(err, "reading %s", path);
+		return -1;
+	}
+	if (sqlite3_bind_text(*st, 1, text, (int)len, SQLITE_STATIC) != SQLITE_OK) {
+		err_push(err, "sqlite: reading %s: %s", path, sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
 }
 
 int run_info_load(sqlite3 *db, const char *dir, struct run_info *ri, struct wsr_err *err)
@@ -85,17 +103,14 @@ int run_info_load(sqlite3 *db, const char *dir, struct run_info *ri, struct wsr_
 		goto out;
 	}
 	text[len] = '\0';
-	if (sqlite3_prepare_v2(db,
-			       "SELECT json_valid(?1), json_extract(?1, '$.program'), "
-			       "json_type(?1, '$.argv'), json_extract(?1, '$.exit_status'), "
-			       "json_extract(?1, '$.exit_signal'), json_extract(?1, '$.packets'), "
-			       "json_extract(?1, '$.stream_bytes'), json_extract(?1, '$.streams'), "
-			       "json_extract(?1, '$.wall_s'), json_extract(?1, '$.lossless')",
-			       -1, &st, NULL) != SQLITE_OK) {
-		err_push(err, "sqlite: reading %s: %s", path, sqlite3_errmsg(db));
+	if (json_query(db, &st,
+		       "SELECT json_valid(?1), json_extract(?1, '$.program'), "
+		       "json_type(?1, '$.argv'), json_extract(?1, '$.exit_status'), "
+		       "json_extract(?1, '$.exit_signal'), json_extract(?1, '$.packets'), "
+		       "json_extract(?1, '$.stream_bytes'), json_extract(?1, '$.streams'), "
+		       "json_extract(?1, '$.wall_s'), json_extract(?1, '$.lossless')",
+		       text, len, path, err) < 0)
 		goto out;
-	}
-	sqlite3_bind_text(st, 1, text, (int)len, SQLITE_STATIC);
 	if (sqlite3_step(st) != SQLITE_ROW) {
 		err_push(err, "sqlite: reading %s: %s", path, sqlite3_errmsg(db));
 		goto out;
@@ -122,12 +137,9 @@ int run_info_load(sqlite3 *db, const char *dir, struct run_info *ri, struct wsr_
 		ri->lossless = sqlite3_column_int(st, 9) != 0;
 	sqlite3_finalize(st);
 	st = NULL;
-	if (sqlite3_prepare_v2(db, "SELECT value FROM json_each(?1, '$.argv') ORDER BY key", -1,
-			       &st, NULL) != SQLITE_OK) {
-		err_push(err, "sqlite: reading %s: %s", path, sqlite3_errmsg(db));
+	if (json_query(db, &st, "SELECT value FROM json_each(?1, '$.argv') ORDER BY key", text, len,
+		       path, err) < 0)
 		goto out;
-	}
-	sqlite3_bind_text(st, 1, text, (int)len, SQLITE_STATIC);
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		append_word(ri->command, sizeof(ri->command),

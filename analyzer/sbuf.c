@@ -1,6 +1,8 @@
 /*
- * sbuf.c - growable byte buffer and the one JSON string escaper (json_escape),
- * used by every JSON writer of wsr: reports, diff, wsr-run.json, the viewer.
+ * sbuf.c - growable byte buffer, the one JSON string escaper (json_escape),
+ * used by every JSON writer of wsr: reports, diff, wsr-run.json, the viewer,
+ * and the one XML/HTML text escaper (xml_fputs: the JUnit report, the
+ * scaling page).
  *
  * Invariants:
  *   - cap doubles on growth, so n appends cost O(total length).
@@ -161,6 +163,28 @@ void json_fputs(FILE *f, const char *s)
 			fputc(*p, f);
 	}
 	fputc('"', f);
+}
+
+void xml_fputs(FILE *f, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		switch (*s) {
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		default:
+			fputc(*s, f);
+		}
+	}
 }
 
 void sb_uncomma(struct sbuf *sb)

@@ -1,6 +1,7 @@
 /*
- * sbuf.h - a growable byte buffer, and the JSON string writers of wsr (the
- * analyzer's reports, wsr-run.json and the viewer all escape through here).
+ * sbuf.h - a growable byte buffer, and the JSON and XML text writers of wsr
+ * (the analyzer's reports, wsr-run.json and the viewer all escape through
+ * here).
  *
  * Invariants:
  *   - buf is NUL-terminated whenever len > 0 and oom is 0.
@@ -9,6 +10,9 @@
  *   - json_escape() is the one escaping rule (sb_json_str, json_fputs):
  *     '"', '\\', \n, \r, \t by name; other control characters and '<', '>',
  *     '&' as \u00XX, so the output can also be inlined in a <script> element.
+ *   - xml_fputs() is the one XML/HTML text rule: '<', '>', '&', '"' as
+ *     entities, every other byte as is (element content or a "-quoted
+ *     attribute value).
  * Concurrency: a buffer belongs to one thread.
  */
 #ifndef WSR_ANALYZER_SBUF_H
@@ -40,6 +44,8 @@ void sb_json_str(struct sbuf *sb, const char *s);
 const char *json_escape(unsigned char c, char buf[8]);
 /* A JSON string literal (quoted) on F; NULL writes null. */
 void json_fputs(FILE *f, const char *s);
+/* S as XML or HTML text on F (see the invariants). */
+void xml_fputs(FILE *f, const char *s);
 /* Drops a trailing ',' if there is one (after writing list items). */
 void sb_uncomma(struct sbuf *sb);
 

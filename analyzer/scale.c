@@ -47,6 +47,7 @@
 #include "dag.h"
 #include "db.h"
 #include "err.h"
+#include "sbuf.h"
 
 #define SCALE_MAX_RUNS 16
 
@@ -109,8 +110,7 @@ static int cpus(void)
 	return n > 0 ? (int)n : 1;
 }
 
-/* DIR must not exist (created) or be an empty directory. */
-static int make_dir(const char *dir, struct wsr_err *err)
+int cmd_make_out_dir(const char *dir, struct wsr_err *err)
 {
 	if (mkdir(dir, 0755) == 0)
 		return 0;
@@ -140,7 +140,17 @@ static int make_dir(const char *dir, struct wsr_err *err)
  * output to DIR/run-pP.log. Returns its exit status, or -1. */
 static int run_one(const char *dir, int procs, char **prog, struct wsr_err *err)
 {
-	char out[PATH_MAX], log[PATH_MAX], np[16], self[PATH_MAX];
+	char out[PATH_MAX], log[PATH_MAX];
+
+	snprintf(out, sizeof(out), "%s/p%d", dir, procs);
+	snprintf(log, sizeof(log), "%s/run-p%d.log", dir, procs);
+	return cmd_run_child(out, log, procs, NULL, prog, err);
+}
+
+int cmd_run_child(const char *out, const char *log, int procs, const char *wsrdebug, char **prog,
+		  struct wsr_err *err)
+{
+	char np[16], self[PATH_MAX];
 	int argc = 0;
 	ssize_t sn = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
@@ -157,14 +167,12 @@ static int run_one(const char *dir, int procs, char **prog, struct wsr_err *err)
 		err_push(err, "out of memory");
 		return -1;
 	}
-	snprintf(out, sizeof(out), "%s/p%d", dir, procs);
-	snprintf(log, sizeof(log), "%s/run-p%d.log", dir, procs);
 	snprintf(np, sizeof(np), "%d", procs);
 	argv[0] = "wsr";
 	argv[1] = "run";
 	argv[2] = "--lossless";
 	argv[3] = "--out";
-	argv[4] = out;
+	argv[4] = (char *)out;
 	argv[5] = "--";
 	for (int i = 0; i < argc; i++)
 		argv[6 + i] = prog[i];
@@ -186,6 +194,8 @@ static int run_one(const char *dir, int procs, char **prog, struct wsr_err *err)
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
 		setenv("WSRMAXPROCS", np, 1);
+		if (wsrdebug != NULL)
+			setenv("WSRDEBUG", wsrdebug, 1);
 		execv(self, argv);
 		fprintf(stderr, "wsr scale: error: exec %s: %s\n", self, strerror(errno));
 		_exit(127);
@@ -229,30 +239,6 @@ out:
 	if (db != NULL)
 		sqlite3_close(db);
 	return ret;
-}
-
-/* s as HTML text (element content or attribute value). The same rules as
- * report.c's xml_text: both belong in the analyzer's string helpers. */
-static void html_text(FILE *f, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		switch (s[i]) {
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		default:
-			fputc(s[i], f);
-		}
-	}
 }
 
 static double minf(double a, double b)
@@ -328,7 +314,7 @@ static int write_html(FILE *f, const struct point *pts, int n, int ncpu, char **
 #define X(p) (L + ((p)-1) / (xmax > 1 ? xmax - 1 : 1) * (W - L - R))
 #define Y(v) (H - B - (v) / ymax * (H - T - B))
 	fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>wsr scale: ");
-	html_text(f, prog[0], strlen(prog[0]));
+	xml_fputs(f, prog[0]);
 	fprintf(f, "</title>\n<style>body{font-family:sans-serif;margin:2em}"
 		   "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;"
 		   "text-align:right}</style></head><body>\n<h1>wsr scale</h1>\n");
@@ -396,7 +382,7 @@ static int write_html(FILE *f, const struct point *pts, int n, int ncpu, char **
 		return -1;
 	}
 	fprintf(f, "</svg>\n<pre>\n");
-	html_text(f, md, mdlen);
+	xml_fputs(f, md);
 	fprintf(f, "</pre>\n</body></html>\n");
 	free(md);
 	return 0;
@@ -430,7 +416,7 @@ int cmd_scale(int argc, char **argv)
 		snprintf(dir, sizeof(dir), "wsr-scale-%s-%s", base != NULL ? base + 1 : prog[0],
 			 stamp);
 	}
-	if (make_dir(dir, &err) < 0)
+	if (cmd_make_out_dir(dir, &err) < 0)
 		goto fail;
 	/* P = 1, 2, 4 ... and maxp itself when it is not a power of 2. */
 	int plist[SCALE_MAX_RUNS], np = 0;

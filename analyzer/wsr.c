@@ -36,6 +36,7 @@ static const struct subcommand {
 	{"check", cmd_check, "CI gate: exit 1 when a --fail-if condition holds"},
 	{"diff", cmd_diff, "the metrics of two runs side by side"},
 	{"scale", cmd_scale, "record PROGRAM at P = 1, 2, 4 ... N: speed-up plot and table"},
+	{"lab", cmd_lab, "run workloads x policies x P and compare them (text, md, json, html)"},
 	{"export", cmd_export, "Perfetto protobuf trace of a database"},
 	{"view", cmd_view, "the web UI on 127.0.0.1 (wsr-view)"},
 };

@@ -22,6 +22,7 @@ enum chaos_site {
 	CHAOS_PARK,	   /* just before an M sleeps on its note */
 	CHAOS_UNPARK,	   /* between picking an idle M and waking it */
 	CHAOS_RELEASEP,	   /* between releasing a P and re-checking */
+	CHAOS_NEWM,	   /* between putting a new M on allm and creating its thread */
 	CHAOS_NSITES
 };
 

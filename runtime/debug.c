@@ -19,7 +19,7 @@
  *                   owner pushes and pops the newest, thieves take the
  *                   oldest, one at a time; runq.c), locked (the same
  *                   deque under a mutex per P; a thief waits for a held
- *                   lock), locked-try (a thief moves on from a held lock)
+ *                   lock), trylock (a thief moves on from a held lock)
  *                   or tokio (Go's ring with Tokio's choices: below)
  *   steal=half|one  Gs a steal takes: half the victim's queue (rounded up)
  *                   or one (the default: half for go and tokio, one for
@@ -176,8 +176,13 @@ static bool parse_name(const char *v, const char *const *names, size_t n, uint8_
 	return false;
 }
 
-/* In the order of enum wsr_policy, wsr_victims, wsr_spinning (gmp.h). */
-static const char *const policy_names[] = {"go", "deque", "locked", "locked-try", "tokio"};
+/* In the order of enum wsr_victims and wsr_spinning (gmp.h). */
+/* The catalog's policy enumeration (tracepoints/catalog.toml) names them. */
+static const char *const policy_names[] = {
+#define WSR_ENUM_NAME(NAME, label, value) [value] = #label,
+	WSR_CAT_ENUM_POLICY(WSR_ENUM_NAME)
+#undef WSR_ENUM_NAME
+};
 static const char *const victims_names[] = {"random", "roundrobin", "nearest"};
 static const char *const spinning_names[] = {"half", "halfall", "all", "none"};
 static const char *const steal_names[] = {"half", "one"};

@@ -33,13 +33,18 @@
 
 #define WSR_RUNQ_SIZE	    256
 
-/* The scheduling policies (WSRDEBUG=policy; docs/tracepoints.md, "Policies"). */
+/* The scheduling policies (WSRDEBUG=policy; docs/tracepoints.md, "Policies"),
+ * numbered as the catalog's `policy` enumeration, which the init event carries
+ * (tracepoints/catalog.toml: a new policy is added there):
+ *   WSR_POLICY_GO     Go's ring, runnext, half-steals (the default)
+ *   WSR_POLICY_DEQUE  a Chase-Lev deque per P: LIFO own, FIFO steal of one
+ *   WSR_POLICY_LOCKED a mutex-guarded deque per P; thieves block on its lock
+ *   WSR_POLICY_TRYLOCK the same; a thief that finds it held moves on
+ *   WSR_POLICY_TOKIO  Go's ring with Tokio's choices (debug.c, runq.c) */
 enum wsr_policy {
-	WSR_POLICY_GO,	  /* Go's ring, runnext, half-steals (the default) */
-	WSR_POLICY_DEQUE, /* a Chase-Lev deque per P: LIFO own, FIFO steal of one */
-	WSR_POLICY_LOCKED, /* a mutex-guarded deque per P; thieves block on its lock */
-	WSR_POLICY_LOCKED_TRY, /* the same; a thief that finds it held moves on */
-	WSR_POLICY_TOKIO, /* Go's ring with Tokio's choices (debug.c, runq.c) */
+#define WSR_ENUM_VALUE(NAME, label, value) WSR_POLICY_##NAME = value,
+	WSR_CAT_ENUM_POLICY(WSR_ENUM_VALUE)
+#undef WSR_ENUM_VALUE
 };
 
 /* The policies whose local queue is pp->dq (LIFO own, FIFO steal) rather
@@ -48,7 +53,7 @@ static inline bool wsr__policy_is_deque(uint8_t policy)
 {
 	/* One compare: the three are consecutive in the enum. */
 	_Static_assert(WSR_POLICY_LOCKED == WSR_POLICY_DEQUE + 1 &&
-			       WSR_POLICY_LOCKED_TRY == WSR_POLICY_DEQUE + 2,
+			       WSR_POLICY_TRYLOCK == WSR_POLICY_DEQUE + 2,
 		       "the deque policies are consecutive");
 	return (uint8_t)(policy - WSR_POLICY_DEQUE) <= 2;
 }
@@ -189,7 +194,7 @@ struct wsr_p {
 	 * popped next, it inherits the time slice as a runnext G does. Owner
 	 * only; a hint (the G may have been stolen since). */
 	struct wsr_g *dq_next;
-	/* policy=locked/locked-try: guards dq, whose atomics are then read
+	/* policy=locked/trylock: guards dq, whose atomics are then read
 	 * without it only for the racy emptiness and length checks (runq.c). */
 	struct wsr_lock dqlock;
 	/* Gs run in a row that inherited the time slice from runnext (the
@@ -240,6 +245,7 @@ struct wsr_m {
 	pthread_t thread;
 	bool is_m0;		     /* the thread that called wsr_main */
 	bool joined;		     /* wsr__join_ms took it; under sched.lock */
+	bool started;		     /* thread is set (newm_start); under sched.lock */
 	_Atomic int64_t syscallwhen; /* nanotime at wsr_syscall_enter; 0 when not in a call */
 	struct wsr_p *oldp;	     /* P held before the syscall; owner */
 	void *g0_stack_lo;	     /* bounds of the thread's stack (sanitizers) */

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "chaos.h"
 #include "proc.h"
 
 static bool ms_leaked; /* some M did not stop at teardown: keep its memory */
@@ -107,37 +108,64 @@ static void *mstart(void *arg)
 void wsr__newm_start(struct wsr_m *mp)
 {
 	pthread_attr_t attr;
+	pthread_t t;
 	int rc;
 
+	WSR_CHAOS(mp, CHAOS_NEWM);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 1 << 20);
-	rc = pthread_create(&mp->thread, &attr, mstart, mp);
+	rc = pthread_create(&t, &attr, mstart, mp);
 	pthread_attr_destroy(&attr);
 	if (rc != 0) {
 		errno = rc;
 		wsr__throw("newm: pthread_create failed");
 	}
+	/* The M is on allm since allocm, before its thread exists: wsr__join_ms
+	 * joins it only once this is set (it used to join thread 0). */
+	wsr__lock(&wsr__sched.lock);
+	mp->thread = t;
+	mp->started = true;
+	wsr__unlock(&wsr__sched.lock);
 }
 
 void wsr__join_ms(void)
 {
-	struct timespec deadline;
+	struct timespec deadline, now;
 	struct wsr_m *mp;
 
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += 2;
 	for (;;) {
+		bool unstarted = false;
+
 		/* Under sched.lock: newm may still be adding an M it decided to
-		 * start just before exiting was set. */
+		 * start just before exiting was set, and an M on allm may not
+		 * have its thread yet (newm_start): wait for it. */
 		wsr__lock(&wsr__sched.lock);
-		for (mp = wsr__sched.allm; mp != NULL; mp = mp->alllink)
-			if (!mp->is_m0 && !mp->joined)
+		for (mp = wsr__sched.allm; mp != NULL; mp = mp->alllink) {
+			if (mp->is_m0 || mp->joined)
+				continue;
+			if (mp->started)
 				break;
+			unstarted = true;
+		}
 		if (mp != NULL)
 			mp->joined = true;
 		wsr__unlock(&wsr__sched.lock);
-		if (mp == NULL)
+		if (mp == NULL && !unstarted)
 			break;
+		if (mp == NULL) {
+			struct timespec pause = {0, 100000};
+
+			clock_gettime(CLOCK_REALTIME, &now);
+			if (now.tv_sec > deadline.tv_sec ||
+			    (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec)) {
+				ms_leaked = true;
+				break;
+			}
+			nanosleep(&pause, NULL);
+			continue;
+		}
 		/* An M stuck in a G that never reaches a yield point, or in a
 		 * call that never returns, is left behind (as Go's exit would). */
 		if (pthread_timedjoin_np(mp->thread, NULL, &deadline) != 0)

@@ -1187,7 +1187,8 @@ int wsr_main(int (*main_fn)(void *), void *arg)
 	/* The origin of the SCHED lines, as close as can be to the init event's
 	 * time, which is the origin of `wsr report`'s. */
 	wsr__sched.starttime = wsr__nanotime();
-	WSR_TRACE(init, &m0->stats, -1, m0->id, nprocs, WSR_RUNQ_SIZE, WSR_VERSION);
+	WSR_TRACE(init, &m0->stats, -1, m0->id, nprocs, WSR_RUNQ_SIZE, WSR_VERSION,
+		  wsr__sched.policy);
 	wsr__procinit(nprocs);
 	wsr__acquirep(m0, &wsr__sched.allp[0]);
 	wsr__lock(&wsr__sched.lock);

@@ -27,13 +27,13 @@
  * steal (n = 1, runnext = 0); the analyzer counts the queue the same way.
  * The push's seq_cst bottom store is the submitter's half of the Dekker
  * pair with wakep, as the ring's tail store is.
- * Policies locked and locked-try (WSRDEBUG=policy=locked|locked-try): the
+ * Policies locked and trylock (WSRDEBUG=policy=locked|trylock): the
  * same deque's slots and indices, but every access goes through the P's
  * dqlock (a blocking futex mutex, lock.c), as a teaching implementation
  * guards a deque: the owner pushes and pops at the bottom under it, a thief
  * takes from the top under it. Under locked a thief that finds the lock held
  * waits for it (convoying: thieves queue on one busy victim instead of
- * fanning out); under locked-try it moves on to the next victim. Either
+ * fanning out); under trylock it moves on to the next victim. Either
  * says so with steal_lock_wait. The indices stay atomics so that
  * wsr__runqempty and wsr__runqlen read them without the lock; the push's
  * bottom store is seq_cst for the Dekker pair with wakep, as above.
@@ -73,10 +73,10 @@ static bool policy_deque(void)
 
 static bool policy_locked(void)
 {
-	return wsr__sched.policy == WSR_POLICY_LOCKED || wsr__sched.policy == WSR_POLICY_LOCKED_TRY;
+	return wsr__sched.policy == WSR_POLICY_LOCKED || wsr__sched.policy == WSR_POLICY_TRYLOCK;
 }
 
-/* ---- the locked deque (policy=locked, locked-try): pp->dq under pp->dqlock ---- */
+/* ---- the locked deque (policy=locked, trylock): pp->dq under pp->dqlock ---- */
 
 /* Owner; false if full. The seq_cst bottom store: see the head comment. */
 static bool ldq_push(struct wsr_p *pp, struct wsr_g *const *gs, uint32_t n)
@@ -476,11 +476,11 @@ static uint32_t runqgrab(struct wsr_m *mp, struct wsr_p *pp, _Atomic(struct wsr_
 	}
 }
 
-/* policy=locked/locked-try: the oldest G of p2 (steal=half: half of them,
+/* policy=locked/trylock: the oldest G of p2 (steal=half: half of them,
  * rounded up), taken under p2's lock; the rest go on pp's own deque after
  * that lock is dropped (holding two P locks at once could deadlock two
  * thieves of each other). A held lock: steal_lock_wait, then wait
- * (locked) or give up on p2 (locked-try). */
+ * (locked) or give up on p2 (trylock). */
 static struct wsr_g *ldq_steal(struct wsr_m *mp, struct wsr_p *pp, struct wsr_p *p2, uint32_t *np,
 			       bool *gotnext)
 {
@@ -495,7 +495,7 @@ static struct wsr_g *ldq_steal(struct wsr_m *mp, struct wsr_p *pp, struct wsr_p 
 	if (!wsr__trylock(&p2->dqlock)) {
 		int64_t t0;
 
-		if (wsr__sched.policy == WSR_POLICY_LOCKED_TRY) {
+		if (wsr__sched.policy == WSR_POLICY_TRYLOCK) {
 			WSR_TRACE(steal_lock_wait, &mp->stats, pp->id, mp->id, p2->id, 0, 0);
 			return NULL;
 		}

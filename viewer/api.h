@@ -6,7 +6,7 @@
  *   - Every connection is opened with SQLITE_OPEN_READONLY, defensive, no
  *     extensions, no fts3_tokenizer pointers, no triggers, and carries an
  *     authorizer that allows only reads (SELECT, READ, recursive CTEs and
- *     the functions of safe_functions in api.c); nothing here can write the
+ *     the functions of safe_functions in rodb.c); nothing here can write the
  *     file or call a function that is not a pure computation.
  *   - The SQL console is not here: console.c runs /api/sql on its own
  *     threads and connections with API_SQL_TIME_MS and API_SQL_MAX_ROWS.
@@ -82,8 +82,6 @@ struct api {
 	int preview_skipped; /* written by the lanes thread before preview_ready */
 };
 
-/* Opens a wsr database read-only, with the read-only authorizer installed. */
-int api_open_db(const char *path, sqlite3 **out, struct wsr_err *err);
 enum {
 	API_LOG = 1,     /* say on stderr when each part is loaded */
 	API_PREVIEW = 2, /* build the sampled overview first (store_load_preview) */
@@ -95,7 +93,7 @@ enum {
  * index lookups on the 10M-event trace of docs/viewer.md.
  */
 #define API_PREVIEW_CELLS 4096
-/* The overview's connections map this much of the file (api.c says why). */
+/* The overview's connections map this much of the file (api_load.c says why). */
 #define API_PREVIEW_MMAP ((int64_t)1 << 32)
 /* Below this many g_state rows the lanes load in a few tenths of a second: no overview. */
 #define API_PREVIEW_MIN_ROWS 1000000

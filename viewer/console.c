@@ -24,6 +24,7 @@
 
 #include "api.h"
 #include "console.h"
+#include "rodb.h"
 #include "sbuf.h"
 
 static long long now_ms(void)
@@ -168,7 +169,7 @@ int console_start(struct console *con, const char *path, struct wsr_err *err)
 	for (int i = 0; i < CONSOLE_THREADS; i++) {
 		struct console_worker *w = &con->w[i];
 		w->con = con;
-		if (api_open_db(path, &w->db, err) < 0)
+		if (rodb_open(path, 0, &w->db, err) < 0)
 			goto fail;
 		sqlite3_progress_handler(w->db, 1000, progress, w);
 		if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {

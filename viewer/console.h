@@ -5,7 +5,7 @@
  *
  * Invariants:
  *   - CONSOLE_THREADS workers, each with its own read-only connection
- *     (api_open_db: the authorizer and its function list) and its own
+ *     (rodb_open: the authorizer and its function list) and its own
  *     progress handler: a query runs at most API_SQL_TIME_MS from its start
  *     and returns at most API_SQL_MAX_ROWS rows; one statement per query;
  *     sqlite3_stmt_readonly() must hold.

@@ -14,7 +14,7 @@
  *     fragment carries.
  *   - No file serving: URL paths map to the embedded assets or to api.c;
  *     everything else is 404, so there is no path to traverse.
- *   - The database is opened read-only with a read-only authorizer (api.c).
+ *   - The database is opened read-only with a read-only authorizer (rodb.c).
  *   - Answers carry a Content-Security-Policy (self only, no framing),
  *     nosniff and no-referrer headers.
  * Invariants:

@@ -105,7 +105,7 @@ int store_merge_runs(struct store *st, struct store *part, struct wsr_err *err);
 int store_load_states(struct store *st, sqlite3 *db, struct wsr_err *err);
 /*
  * Builds a sampled overview of every lane into st (after store_init) in a
- * fraction of a second: see store.c. Answers from it say "preview":true.
+ * fraction of a second: see store_preview.c. Answers from it say "preview":true.
  * The trace is cut into ncells cells; this call samples cells k0 <= k < k1,
  * so that two threads may each build a part (each into its own copy of the
  * initialised store, on its own connection). store_finish_preview() then

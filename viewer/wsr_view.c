@@ -18,7 +18,7 @@
  *
  * Invariants:
  *   - Exit codes: 0 success, 1 failure, 2 usage error or bad input.
- *   - The database is only ever opened read-only (api.c).
+ *   - The database is only ever opened read-only (rodb.c).
  *   - The server prints exactly one line on stdout, "wsr view: serving
  *     PATH at http://127.0.0.1:PORT/#token=HEX", flushed, once it is
  *     listening (the token is this run's; the API needs it; tests

@@ -455,64 +455,34 @@ static int run_opt(void *ctx, int key, const char *arg)
 	return 0;
 }
 
-int cmd_run(int argc, char **argv)
-{
-	struct run_args ra = {{RECORD_DEFAULT_SUBBUF_SIZE, RECORD_DEFAULT_NUM_SUBBUF, 0}, NULL, 0};
-	struct record_opts opts;
+/* One run's state, shared by its steps; the cleanup (run_fail, cmd_run's
+ * epilogue) reads it to undo exactly what was done. */
+struct run {
 	struct wsr_err err;
-	const char *opt_out;
-	char **prog_argv = NULL;
+	struct record_opts opts;
+	char **prog_argv;
 	char dir[PATH_MAX], session[96];
-	int go_fd = -1, exec_fd = -1, session_made = 0, child_ran = 0, record_failed = 0;
-	int no_ingest;
-	int status = 0, exit_code = 1, rc;
-	pid_t sessiond = 0, pid = -1, watchdog = -1;
-	int watchdog_fd = -1;
-	struct sigaction ign = {0}, fwd = {0}, old_int, old_quit, old_term, old_hup;
-	struct trace_index ix;
-	struct timespec now, t_start = {0, 0}, t_end = {0, 0};
-	double wall_s;
-	pid_t child_pid_saved = -1;
-	sigset_t stop_sigs, old_mask;
-	int mask_saved = 0;
-	int i;
+	sigset_t stop_sigs, old_mask; /* the four stop signals; the caller's mask */
+	pid_t sessiond;		      /* a session daemon we started, or 0 */
+	pid_t watchdog;
+	int watchdog_fd;
+	pid_t pid;	       /* PROGRAM until reaped, else -1 */
+	pid_t child_pid_saved; /* PROGRAM's pid, for wsr-run.json */
+	int go_fd, exec_fd;    /* spawn_paused's pipes, -1 once closed */
+	int session_made, child_ran, record_failed, no_ingest;
+	int status, exit_code;
+	struct timespec t_start, t_end;
+};
 
-	err_init(&err);
-
-	rc = cli_parse(&run_cli, argc, argv, run_opt, &ra, &i);
-	if (rc >= 0)
-		return rc;
-	prog_argv = argv + i;
-	opts = ra.opts;
-	opt_out = ra.out;
-	no_ingest = ra.no_ingest;
-
-	rc = make_out_dir(&err, opt_out, prog_argv[0], dir, sizeof(dir));
-	if (rc != 0) {
-		err_print(&err, PREFIX, stderr);
-		return rc == -2 ? 2 : 1;
-	}
-	/*
-	 * Until the session is destroyed, stop signals wait (blocked) instead of
-	 * killing us half-way and leaving a session behind; PROGRAM gets its own
-	 * copies when it unblocks them before exec.
-	 */
-	sigemptyset(&stop_sigs);
-	sigaddset(&stop_sigs, SIGINT);
-	sigaddset(&stop_sigs, SIGQUIT);
-	sigaddset(&stop_sigs, SIGTERM);
-	sigaddset(&stop_sigs, SIGHUP);
-	sigprocmask(SIG_BLOCK, &stop_sigs, &old_mask);
-	mask_saved = 1;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	snprintf(session, sizeof(session), "wsr-%d-%lld-%09ld", (int)getpid(),
-		 (long long)now.tv_sec, now.tv_nsec);
-
+/* Steps 1-3 of the sequence: a session daemon, the watchdog, the session,
+ * PROGRAM forked paused and tracked, the session started. */
+static int run_setup(struct run *r)
+{
 	if (!record_sessiond_reachable()) {
-		if (record_sessiond_start(&err, &sessiond) != 0) {
-			err_push(&err, "no LTTng session daemon is reachable and none could be started");
-			goto fail;
+		if (record_sessiond_start(&r->err, &r->sessiond) != 0) {
+			err_push(&r->err,
+				 "no LTTng session daemon is reachable and none could be started");
+			return -1;
 		}
 	} else {
 		/* Sessions of wsr runs that were killed with their watchdog. */
@@ -521,43 +491,52 @@ int cmd_run(int argc, char **argv)
 		err_init(&sweep);
 		record_sweep_orphans(&sweep);
 	}
-	watchdog = record_watchdog_start(&err, session, dir, sessiond, &watchdog_fd);
-	if (watchdog < 0)
-		goto fail;
-	if (record_session_create(&err, session, dir, &opts) != 0) {
-		session_made = 1; /* create may have succeeded before a later step failed */
-		err_push(&err, "setting up LTTng session %s", session);
-		goto fail;
+	r->watchdog = record_watchdog_start(&r->err, r->session, r->dir, r->sessiond,
+					    &r->watchdog_fd);
+	if (r->watchdog < 0)
+		return -1;
+	if (record_session_create(&r->err, r->session, r->dir, &r->opts) != 0) {
+		r->session_made = 1; /* create may have succeeded before a later step failed */
+		err_push(&r->err, "setting up LTTng session %s", r->session);
+		return -1;
 	}
-	session_made = 1;
-	pid = spawn_paused(&err, prog_argv, opts.lossless, &old_mask, &go_fd, &exec_fd);
-	if (pid < 0)
-		goto fail;
-	if (record_session_track(&err, session, pid) != 0 ||
-	    record_session_start(&err, session) != 0) {
-		err_push(&err, "setting up LTTng session %s", session);
-		goto fail;
+	r->session_made = 1;
+	r->pid = spawn_paused(&r->err, r->prog_argv, r->opts.lossless, &r->old_mask, &r->go_fd,
+			      &r->exec_fd);
+	if (r->pid < 0)
+		return -1;
+	if (record_session_track(&r->err, r->session, r->pid) != 0 ||
+	    record_session_start(&r->err, r->session) != 0) {
+		err_push(&r->err, "setting up LTTng session %s", r->session);
+		return -1;
 	}
 
 	/* A stop signal that came during set-up cancels the run before PROGRAM starts. */
-	{
-		static const int stops[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
-		sigset_t pend;
+	static const int stops[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
+	sigset_t pend;
 
-		if (sigpending(&pend) == 0) {
-			for (size_t k = 0; k < sizeof(stops) / sizeof(stops[0]); k++) {
-				if (sigismember(&pend, stops[k])) {
-					err_push(&err, "interrupted by signal %d (%s) before %s started",
-						 stops[k], strsignal(stops[k]), prog_argv[0]);
-					goto fail; /* cleans up; unblocking at out: delivers it */
-				}
+	if (sigpending(&pend) == 0) {
+		for (size_t k = 0; k < sizeof(stops) / sizeof(stops[0]); k++) {
+			if (sigismember(&pend, stops[k])) {
+				err_push(&r->err, "interrupted by signal %d (%s) before %s started",
+					 stops[k], strsignal(stops[k]), r->prog_argv[0]);
+				return -1; /* cleans up; unblocking in cmd_run delivers it */
 			}
 		}
 	}
+	return 0;
+}
+
+/* Steps 4-5: releases PROGRAM and waits for it, with the terminal's signals
+ * its own and the polite ones forwarded; the stop signals are blocked again
+ * on return. -1 if anything failed (r->err says what). */
+static int run_program(struct run *r)
+{
+	struct sigaction ign = {0}, fwd = {0}, old_int, old_quit, old_term, old_hup;
 
 	/* From here PROGRAM owns the terminal's signals; we forward the polite ones. */
-	child_pid = pid;
-	child_pid_saved = pid;
+	child_pid = r->pid;
+	r->child_pid_saved = r->pid;
 	ign.sa_handler = SIG_IGN;
 	sigemptyset(&ign.sa_mask);
 	fwd.sa_handler = forward_signal;
@@ -567,138 +546,201 @@ int cmd_run(int argc, char **argv)
 	sigaction(SIGQUIT, &ign, &old_quit);
 	sigaction(SIGTERM, &fwd, &old_term);
 	sigaction(SIGHUP, &fwd, &old_hup);
-	sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	sigprocmask(SIG_SETMASK, &r->old_mask, NULL);
 
-	clock_gettime(CLOCK_MONOTONIC, &t_start);
-	if (write(go_fd, "g", 1) != 1) {
-		err_push(&err, "releasing %s: %s", prog_argv[0], strerror(errno));
+	clock_gettime(CLOCK_MONOTONIC, &r->t_start);
+	if (write(r->go_fd, "g", 1) != 1) {
+		err_push(&r->err, "releasing %s: %s", r->prog_argv[0], strerror(errno));
 		goto restore;
 	}
-	close(go_fd);
-	go_fd = -1;
+	close(r->go_fd);
+	r->go_fd = -1;
 	{
 		int e = 0;
-		ssize_t r;
+		ssize_t n;
 
 		do
-			r = read(exec_fd, &e, sizeof(e));
-		while (r < 0 && errno == EINTR);
-		if (r == (ssize_t)sizeof(e)) {
-			fprintf(stderr, PREFIX ": error: cannot run %s: %s\n", prog_argv[0],
+			n = read(r->exec_fd, &e, sizeof(e));
+		while (n < 0 && errno == EINTR);
+		if (n == (ssize_t)sizeof(e)) {
+			fprintf(stderr, PREFIX ": error: cannot run %s: %s\n", r->prog_argv[0],
 				strerror(e));
-			exit_code = 127;
+			r->exit_code = 127;
 		} else {
-			child_ran = 1;
+			r->child_ran = 1;
 		}
 	}
-	while (waitpid(pid, &status, 0) < 0) {
+	while (waitpid(r->pid, &r->status, 0) < 0) {
 		if (errno != EINTR) {
-			err_push(&err, "waitpid: %s", strerror(errno));
+			err_push(&r->err, "waitpid: %s", strerror(errno));
 			break;
 		}
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t_end);
-	pid = -1;
-	if (child_ran)
-		exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	clock_gettime(CLOCK_MONOTONIC, &r->t_end);
+	r->pid = -1;
+	if (r->child_ran)
+		r->exit_code = WIFEXITED(r->status) ? WEXITSTATUS(r->status)
+						    : 128 + WTERMSIG(r->status);
 restore:
-	sigprocmask(SIG_BLOCK, &stop_sigs, NULL);
+	sigprocmask(SIG_BLOCK, &r->stop_sigs, NULL);
 	child_pid = 0;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
-	if (err.n > 0)
-		goto fail;
+	return r->err.n > 0 ? -1 : 0;
+}
 
-	if (record_session_stop(&err, session) != 0) {
-		err_push(&err, "finishing LTTng session %s", session);
-		goto fail;
+/* Steps 6-8: stop and destroy the session, then (if PROGRAM ran) count the
+ * losses, write wsr-run.json and post-process. */
+static int run_finish(struct run *r)
+{
+	struct trace_index ix;
+	double wall_s;
+	int rc;
+
+	if (record_session_stop(&r->err, r->session) != 0) {
+		err_push(&r->err, "finishing LTTng session %s", r->session);
+		return -1;
 	}
-	rc = record_session_destroy(&err, session);
-	session_made = 0;
+	rc = record_session_destroy(&r->err, r->session);
+	r->session_made = 0;
 	if (rc != 0)
-		goto fail;
-	if (sessiond > 0 && record_sessiond_stop(&err, sessiond) < 0) {
-		err_print(&err, PREFIX, stderr); /* not fatal: the trace is complete */
-		err.n = 0;
+		return -1;
+	if (r->sessiond > 0 && record_sessiond_stop(&r->err, r->sessiond) < 0) {
+		err_print(&r->err, PREFIX, stderr); /* not fatal: the trace is complete */
+		r->err.n = 0;
 	}
-	sessiond = 0;
-	record_watchdog_release(&watchdog_fd, &watchdog);
+	r->sessiond = 0;
+	record_watchdog_release(&r->watchdog_fd, &r->watchdog);
 	/* The session is gone: a Ctrl-C that came meanwhile may end us now. */
-	sigprocmask(SIG_SETMASK, &old_mask, NULL);
-	if (!child_ran)
-		goto out;
-	wall_s = (double)(t_end.tv_sec - t_start.tv_sec) + (double)(t_end.tv_nsec - t_start.tv_nsec) / 1e9;
-	if (WIFSIGNALED(status))
+	sigprocmask(SIG_SETMASK, &r->old_mask, NULL);
+	if (!r->child_ran)
+		return 0;
+	wall_s = (double)(r->t_end.tv_sec - r->t_start.tv_sec) +
+		 (double)(r->t_end.tv_nsec - r->t_start.tv_nsec) / 1e9;
+	if (WIFSIGNALED(r->status))
 		fprintf(stderr, PREFIX ": %s was killed by signal %d (%s) after %.3f s\n",
-			prog_argv[0], WTERMSIG(status), strsignal(WTERMSIG(status)), wall_s);
+			r->prog_argv[0], WTERMSIG(r->status), strsignal(WTERMSIG(r->status)),
+			wall_s);
 	else
-		fprintf(stderr, PREFIX ": %s exited with status %d after %.3f s\n", prog_argv[0],
-			exit_code, wall_s);
-	if (trace_index_read(&err, dir, &ix) != 0) {
-		err_push(&err, "reading the packet indexes of %s", dir);
-		goto fail;
+		fprintf(stderr, PREFIX ": %s exited with status %d after %.3f s\n",
+			r->prog_argv[0], r->exit_code, wall_s);
+	if (trace_index_read(&r->err, r->dir, &ix) != 0) {
+		err_push(&r->err, "reading the packet indexes of %s", r->dir);
+		return -1;
 	}
-	if (write_run_info(&err, dir, prog_argv, child_pid_saved, exit_code,
-			   WIFSIGNALED(status) ? WTERMSIG(status) : 0, wall_s, &opts, session,
-			   &ix) != 0)
-		goto fail;
+	if (write_run_info(&r->err, r->dir, r->prog_argv, r->child_pid_saved, r->exit_code,
+			   WIFSIGNALED(r->status) ? WTERMSIG(r->status) : 0, wall_s, &r->opts,
+			   r->session, &ix) != 0)
+		return -1;
 	if (ix.discarded_events > 0 || ix.lost_packets > 0)
 		fprintf(stderr,
 			PREFIX ": warning: the tracer discarded %" PRIu64 " events and lost %" PRIu64
 			       " packets; figures that depend on them are incomplete (raise "
 			       "--subbuf-size/--num-subbuf%s)\n",
-			ix.discarded_events, ix.lost_packets, opts.lossless ? "" : " or use --lossless");
-	if (no_ingest) {
-		print_summary(dir, &ix);
-	} else if ((rc = run_postprocess(&err, dir)) != 0) {
-		record_failed = 1;
+			ix.discarded_events, ix.lost_packets,
+			r->opts.lossless ? "" : " or use --lossless");
+	if (r->no_ingest) {
+		print_summary(r->dir, &ix);
+	} else if ((rc = run_postprocess(&r->err, r->dir)) != 0) {
 		/* A stop signal interrupted the ingest: say so as a shell would (128 + N). */
-		if (rc > 128 && exit_code == 0)
-			exit_code = rc;
-		goto fail;
+		if (rc > 128 && r->exit_code == 0)
+			r->exit_code = rc;
+		return -1;
 	}
-	goto out;
+	return 0;
+}
 
-fail:
-	record_failed = 1;
-	err_print(&err, PREFIX, stderr);
-	if (pid > 0) {
+/* After a failed step: says why, kills and reaps PROGRAM if it is still
+ * there, destroys the session and stops a daemon we started. */
+static void run_fail(struct run *r)
+{
+	r->record_failed = 1;
+	err_print(&r->err, PREFIX, stderr);
+	if (r->pid > 0) {
 		/* Never released (or released and not reaped): kill, then reap. */
-		if (go_fd >= 0) {
-			close(go_fd);
-			go_fd = -1;
+		if (r->go_fd >= 0) {
+			close(r->go_fd);
+			r->go_fd = -1;
 		} else {
-			kill(pid, SIGKILL);
+			kill(r->pid, SIGKILL);
 		}
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		while (waitpid(r->pid, &r->status, 0) < 0 && errno == EINTR)
 			;
 	}
-	if (session_made) {
+	if (r->session_made) {
 		struct wsr_err cleanup;
 
 		err_init(&cleanup);
-		if (record_session_destroy(&cleanup, session) != 0 &&
+		if (record_session_destroy(&cleanup, r->session) != 0 &&
 		    strstr(cleanup.msg[0], "not found") == NULL)
 			err_print(&cleanup, PREFIX, stderr);
 	}
-	if (sessiond > 0) {
+	if (r->sessiond > 0) {
 		struct wsr_err cleanup;
 
 		err_init(&cleanup);
-		if (record_sessiond_stop(&cleanup, sessiond) < 0)
+		if (record_sessiond_stop(&cleanup, r->sessiond) < 0)
 			err_print(&cleanup, PREFIX, stderr);
 	}
-out:
-	record_watchdog_release(&watchdog_fd, &watchdog);
-	if (mask_saved)
-		sigprocmask(SIG_SETMASK, &old_mask, NULL);
-	if (go_fd >= 0)
-		close(go_fd);
-	if (exec_fd >= 0)
-		close(exec_fd);
-	if (record_failed && (!child_ran || exit_code == 0))
-		exit_code = 1;
-	return exit_code;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_args ra = {{RECORD_DEFAULT_SUBBUF_SIZE, RECORD_DEFAULT_NUM_SUBBUF, 0}, NULL, 0};
+	struct run r;
+	struct timespec now;
+	int rc, i;
+
+	memset(&r, 0, sizeof(r));
+	err_init(&r.err);
+	r.pid = -1;
+	r.watchdog = -1;
+	r.watchdog_fd = -1;
+	r.child_pid_saved = -1;
+	r.go_fd = -1;
+	r.exec_fd = -1;
+	r.exit_code = 1;
+
+	rc = cli_parse(&run_cli, argc, argv, run_opt, &ra, &i);
+	if (rc >= 0)
+		return rc;
+	r.prog_argv = argv + i;
+	r.opts = ra.opts;
+	r.no_ingest = ra.no_ingest;
+
+	rc = make_out_dir(&r.err, ra.out, r.prog_argv[0], r.dir, sizeof(r.dir));
+	if (rc != 0) {
+		err_print(&r.err, PREFIX, stderr);
+		return rc == -2 ? 2 : 1;
+	}
+	/*
+	 * Until the session is destroyed, stop signals wait (blocked) instead of
+	 * killing us half-way and leaving a session behind; PROGRAM gets its own
+	 * copies when it unblocks them before exec.
+	 */
+	sigemptyset(&r.stop_sigs);
+	sigaddset(&r.stop_sigs, SIGINT);
+	sigaddset(&r.stop_sigs, SIGQUIT);
+	sigaddset(&r.stop_sigs, SIGTERM);
+	sigaddset(&r.stop_sigs, SIGHUP);
+	sigprocmask(SIG_BLOCK, &r.stop_sigs, &r.old_mask);
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(r.session, sizeof(r.session), "wsr-%d-%lld-%09ld", (int)getpid(),
+		 (long long)now.tv_sec, now.tv_nsec);
+
+	if (run_setup(&r) < 0 || run_program(&r) < 0 || run_finish(&r) < 0)
+		run_fail(&r);
+
+	record_watchdog_release(&r.watchdog_fd, &r.watchdog);
+	sigprocmask(SIG_SETMASK, &r.old_mask, NULL);
+	if (r.go_fd >= 0)
+		close(r.go_fd);
+	if (r.exec_fd >= 0)
+		close(r.exec_fd);
+	if (r.record_failed && (!r.child_ran || r.exit_code == 0))
+		r.exit_code = 1;
+	return r.exit_code;
 }

@@ -78,6 +78,7 @@ CREATE TABLE event_fields (
 -- BEGIN generated:event_fields by tracepoints/gen_catalog.py from tracepoints/catalog.toml (ninja -C build catalog-update); do not edit
 INSERT INTO event_fields (name, field, col) VALUES
   ('init', 'gomaxprocs', 'a1'), ('init', 'runq_size', 'a2'), ('init', 'version', 'extra'),
+  ('init', 'policy', 'a3'),
   ('g_create', 'parent_g', 'a1'),
   ('runqput', 'next', 'a1'), ('runqput', 'kicked_g', 'a2'), ('runqput', 'qlen', 'a3'),
   ('runq_spill', 'n', 'a1'), ('runq_spill', 'global_len', 'a2'),
@@ -111,6 +112,9 @@ INSERT INTO event_fields (name, field, col) VALUES
 
 -- The tracepoint enumerations (docs/tracepoints.md).
 -- BEGIN generated:enums by tracepoints/gen_catalog.py from tracepoints/catalog.toml (ninja -C build catalog-update); do not edit
+CREATE TABLE enum_policy (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT INTO enum_policy VALUES
+  (0, 'go'), (1, 'deque'), (2, 'locked'), (3, 'trylock'), (4, 'tokio');
 CREATE TABLE enum_g_source (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
 INSERT INTO enum_g_source VALUES
   (0, 'runnext'), (1, 'local'), (2, 'global'), (3, 'steal'), (4, 'netpoll'), (5, 'timer');

@@ -23,7 +23,7 @@ SELECT
 -- BEGIN generated:ev_views by tracepoints/gen_catalog.py from tracepoints/catalog.toml (ninja -C build catalog-update); do not edit
 CREATE VIEW ev_init AS
 SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m,
-  a1 AS gomaxprocs, a2 AS runq_size, extra AS version
+  a1 AS gomaxprocs, a2 AS runq_size, (SELECT name FROM enum_policy WHERE id = a3) AS policy, extra AS version
 FROM events WHERE name = 'init';
 
 CREATE VIEW ev_g_create AS

@@ -484,7 +484,7 @@ int main(int argc, char **argv)
 
 	/* -i 0: no init event, as in a recording that started after the program. */
 	if (emit_init) {
-		lttng_ust_tracepoint(wsr, init, -1, 0, np, RUNQ, "sim-emitter");
+		lttng_ust_tracepoint(wsr, init, -1, 0, np, RUNQ, "sim-emitter", 0);
 		cnt[C_INIT]++;
 	}
 	nm = 1;

@@ -162,6 +162,7 @@ static int dump_analyzer(void)
 {
 	static const char *const cols[] = {"g", "a1", "a2", "a3", "extra"};
 
+	print_names("enum policy", wsr_policy_names, WSR_POLICY_COUNT);
 	print_names("enum g_source", wsr_g_source_names, WSR_G_SOURCE_COUNT);
 	print_names("enum g_reason", wsr_g_reason_names, WSR_G_REASON_COUNT);
 	for (int i = 0; i < EV_COUNT; i++) {

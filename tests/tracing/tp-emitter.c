@@ -133,7 +133,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	lttng_ust_tracepoint(wsr, init, -1, 0, (int32_t)nthreads, 256, "tp-emitter");
+	lttng_ust_tracepoint(wsr, init, -1, 0, (int32_t)nthreads, 256, "tp-emitter", 0);
 	total[C_INIT]++;
 	for (long t = 0; t < nthreads; t++) {
 		workers[t].id = (int32_t)t;

@@ -3,7 +3,7 @@
  * effect, and a bad value is reported: steal=one, runnext=0, policy=tokio's
  * runnext cap, spinning=none, victims= and topology= (the order itself and
  * the stats line's steal_remote), and the lock-wait event: under locked a
- * thief waits for a held deque lock, under locked-try it moves on, under go
+ * thief waits for a held deque lock, under trylock it moves on, under go
  * it never occurs.
  *
  * Invariants: every case runs wsr_main once in its own child (wsrtest.h)
@@ -252,7 +252,7 @@ WSR_TEST_TIMEOUT(steal_lock_wait_only_under_the_locked_policies, 60)
 
 /* The main G fills its P's deque, then holds that deque's lock until a
  * thief has met it: under locked, until the thief sleeps on it (the futex
- * word says 2); under locked-try, until a steal_lock_wait is counted. */
+ * word says 2); under trylock, until a steal_lock_wait is counted. */
 static int holdlock_main(void *arg)
 {
 	struct wsr_p *pp = wsr__getm()->p;
@@ -291,9 +291,9 @@ WSR_TEST_TIMEOUT(locked_thief_waits_for_a_held_lock, 60)
 	ASSERT_GE(ST(steal_lock_wait), 1);
 }
 
-WSR_TEST_TIMEOUT(locked_try_thief_moves_on_from_a_held_lock, 60)
+WSR_TEST_TIMEOUT(trylock_thief_moves_on_from_a_held_lock, 60)
 {
-	run_with("2", "policy=locked-try", holdlock_main);
+	run_with("2", "policy=trylock", holdlock_main);
 	ASSERT_GE(ST(steal_lock_wait), 1);
 }
 

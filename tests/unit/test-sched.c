@@ -35,6 +35,38 @@ static void setprocs(int n)
 	setenv("WSRMAXPROCS", buf, 1);
 }
 
+/* ---- exit while an M is being started ---- */
+
+/* An M is on allm (allocm) before its thread exists (newm_start): a main G
+ * that returns in between made wsr__join_ms join thread 0 (SIGSEGV in
+ * glibc, a CHECK failure under TSan, seen in TestPreemption at 8 Ps). The
+ * chaos site CHAOS_NEWM widens that window; the spawns make the Ms start. */
+static void nothing(void *arg)
+{
+	(void)arg;
+}
+
+static int exit_at_once_main(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 16; i++)
+		wsr_go(nothing, NULL);
+	return 0;
+}
+
+WSR_TEST_TIMEOUT(exit_while_an_m_starts, 60)
+{
+	setprocs(8);
+	for (int i = 0; i < 200; i++) {
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "chaos=%d", i + 1);
+		setenv("WSRDEBUG", buf, 1);
+		ASSERT_EQ(wsr_main(exit_at_once_main, NULL), 0);
+	}
+	unsetenv("WSRDEBUG");
+}
+
 /* ---- every G exactly once ---- */
 
 #define NSMALL 20000
