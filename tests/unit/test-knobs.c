@@ -23,6 +23,7 @@
 
 #include <wsr.h>
 
+#include "lockhold.h"
 #include "proc.h"
 #include "steal.h"
 #include "watchdog.h"
@@ -250,38 +251,10 @@ WSR_TEST_TIMEOUT(steal_lock_wait_only_under_the_locked_policies, 60)
 	ASSERT_GT(ST(steal), 0);
 }
 
-/* The main G fills its P's deque, then holds that deque's lock until a
- * thief has met it: under locked, until the thief sleeps on it (the futex
- * word says 2); under trylock, until a steal_lock_wait is counted. */
 static int holdlock_main(void *arg)
 {
-	struct wsr_p *pp = wsr__getm()->p;
-	uint64_t sum[WSR_ST_COUNT];
-
 	(void)arg;
-	home = -1; /* its leaves need not wait for each other */
-	wg = wsr_waitgroup_make();
-	wsr_waitgroup_add(wg, 50);
-	for (long i = 0; i < 50; i++)
-		wsr_go(spin_leaf, (void *)(uintptr_t)(i + 1));
-	/* No switch until the unlock: pp stays this G's P. */
-	wsr__lock(&pp->dqlock);
-	for (;;) {
-		if (wsr__sched.policy == WSR_POLICY_LOCKED) {
-			if (atomic_load(&pp->dqlock.key) == 2)
-				break;
-		} else {
-			wsr__lock(&wsr__sched.lock);
-			wsr__stats_sum(sum);
-			wsr__unlock(&wsr__sched.lock);
-			if (sum[WSR_ST_steal_lock_wait] > 0)
-				break;
-		}
-		sched_yield();
-	}
-	wsr__unlock(&pp->dqlock);
-	wsr_waitgroup_wait(wg);
-	wsr_waitgroup_free(wg);
+	wsrtest_lockhold(50);
 	return 0;
 }
 
