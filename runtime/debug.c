@@ -15,9 +15,38 @@
  *   backlog=N       global-queue Gs per P past which wsr_go preempts its
  *                   caller behind them (4096; 0: never, as Go)
  *   policy=NAME     the local queues: go (the default: ring, runnext,
- *                   half-steals) or deque (a Chase-Lev deque per P: the
+ *                   half-steals), deque (a Chase-Lev deque per P: the
  *                   owner pushes and pops the newest, thieves take the
- *                   oldest, one at a time; runq.c)
+ *                   oldest, one at a time; runq.c), locked (the same
+ *                   deque under a mutex per P; a thief waits for a held
+ *                   lock), trylock (a thief moves on from a held lock)
+ *                   or tokio (Go's ring with Tokio's choices: below)
+ *   steal=half|one  Gs a steal takes: half the victim's queue (rounded up)
+ *                   or one (the default: half for go and tokio, one for
+ *                   the deques)
+ *   victims=ORDER   stealWork's victim order: random (start and coprime
+ *                   stride, Go), roundrobin (random start, then index
+ *                   order, Tokio) or nearest (the thief's topology node
+ *                   first); steal.c
+ *   topology=NxM    N nodes of M consecutive Ps (N*M must be WSRMAXPROCS):
+ *                   for victims=nearest, and the stats line's steal_remote
+ *   spinning=CAP    the cap on spinning Ms: half (half the busy Ps, Go),
+ *                   halfall (half of all Ps, Tokio), all, or none (only the
+ *                   M that wakep starts); proc.c
+ *   runnext=0|1     1: a G readied by the running G goes to runnext (Go);
+ *                   0: to the tail like any other
+ * policy=tokio sets, unless given explicitly: globalcheck=31, the fixed
+ * global_queue_interval Tokio had before it tuned the interval itself
+ * (Tokio >= 1.30 derives it from an EWMA of poll times, 200 us over the
+ * mean poll, clamped to 2..127: multi_thread/stats.rs,
+ * tuned_global_queue_interval; not modelled here); stealrounds=1 (one pass
+ * over the workers, then the global queue: worker.rs, steal_work);
+ * victims=roundrobin; spinning=halfall ("2 * num_searching >= num_workers"
+ * refuses a searcher: idle.rs, transition_worker_to_searching); runnext
+ * never stolen (Tokio's LIFO slot "is not currently stealable": config.rs,
+ * disable_lifo_slot) and capped at 3 runs in a row (runq.c). The steal
+ * amount stays Go's: Tokio's steal_into2 (queue.rs) also takes n - n/2,
+ * at most half a 256-slot queue.
  * Unknown keys and bad values are reported on stderr and ignored.
  *
  * Invariants:
@@ -136,14 +165,46 @@ static void stats_at_exit(void)
 	wsr__unlock(&wsr__sched.lock);
 }
 
-static bool parse_policy(const char *v, uint8_t *policy)
+/* Finds v in names[0..n) and stores its index; false if absent. */
+static bool parse_name(const char *v, const char *const *names, size_t n, uint8_t *out)
 {
-	if (strcmp(v, "go") == 0)
-		*policy = WSR_POLICY_GO;
-	else if (strcmp(v, "deque") == 0)
-		*policy = WSR_POLICY_DEQUE;
-	else
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v, names[i]) == 0) {
+			*out = (uint8_t)i;
+			return true;
+		}
+	return false;
+}
+
+/* In the order of enum wsr_victims and wsr_spinning (gmp.h). */
+/* The catalog's policy enumeration (tracepoints/catalog.toml) names them. */
+static const char *const policy_names[] = {
+#define WSR_ENUM_NAME(NAME, label, value) [value] = #label,
+	WSR_CAT_ENUM_POLICY(WSR_ENUM_NAME)
+#undef WSR_ENUM_NAME
+};
+static const char *const victims_names[] = {"random", "roundrobin", "nearest"};
+static const char *const spinning_names[] = {"half", "halfall", "all", "none"};
+static const char *const steal_names[] = {"half", "one"};
+#define NAMES(a) a, sizeof(a) / sizeof(a[0])
+_Static_assert(sizeof(policy_names) / sizeof(policy_names[0]) == WSR_POLICY_TOKIO + 1,
+	       "a name per policy");
+
+static bool parse_topology(const char *v)
+{
+	char *end;
+	long n, m;
+
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno != 0 || end == v || *end != 'x' || n < 1 || n > WSR_MAXPROCS_LIMIT)
 		return false;
+	v = end + 1;
+	m = strtol(v, &end, 10);
+	if (errno != 0 || end == v || *end != '\0' || m < 1 || n * m > WSR_MAXPROCS_LIMIT)
+		return false;
+	wsr__sched.topo_nodes = (int32_t)n;
+	wsr__sched.topo_per_node = (int32_t)m;
 	return true;
 }
 
@@ -163,12 +224,23 @@ void wsr__debug_init(void)
 	wsr__sched.runnextpause_us = 3;
 	wsr__sched.backlog_per_p = 4096;
 	wsr__sched.policy = WSR_POLICY_GO;
+	wsr__sched.steal_one = 0;
+	wsr__sched.runnext_nosteal = 0;
+	wsr__sched.victims = WSR_VICTIMS_RANDOM;
+	wsr__sched.spinning = WSR_SPIN_HALF;
+	wsr__sched.runnext_limit = 0;
+	wsr__sched.topo_nodes = 0;
+	wsr__sched.topo_per_node = 0;
 	wsr__sched.stacksize = 256 * 1024;
 	if (env == NULL || *env == '\0')
 		return;
 	copy = strdup(env);
 	if (copy == NULL)
 		return;
+	/* Knobs given explicitly, which a policy's own defaults leave alone. */
+	bool set_steal = false, set_globalcheck = false, set_rounds = false, set_victims = false;
+	bool set_spinning = false, runnext_off = false;
+
 	for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '=');
 		const char *v;
@@ -193,9 +265,11 @@ void wsr__debug_init(void)
 			ok = parse_int(v, 0, INT64_MAX, &n) &&
 			     (wsr__chaos_seed = (uint64_t)n, wsr__chaos_enabled = 1, true);
 		else if (strcmp(tok, "globalcheck") == 0)
-			ok = parse_int(v, 1, 1000000, &n) && (wsr__sched.globalcheck = (int32_t)n, true);
+			ok = parse_int(v, 1, 1000000, &n) &&
+			     (wsr__sched.globalcheck = (int32_t)n, set_globalcheck = true);
 		else if (strcmp(tok, "stealrounds") == 0)
-			ok = parse_int(v, 1, 64, &n) && (wsr__sched.stealrounds = (int32_t)n, true);
+			ok = parse_int(v, 1, 64, &n) &&
+			     (wsr__sched.stealrounds = (int32_t)n, set_rounds = true);
 		else if (strcmp(tok, "runnextpause") == 0)
 			ok = parse_int(v, 0, 1000, &n) &&
 			     (wsr__sched.runnextpause_us = (int32_t)n, true);
@@ -203,13 +277,43 @@ void wsr__debug_init(void)
 			ok = parse_int(v, 0, 1 << 24, &n) &&
 			     (wsr__sched.backlog_per_p = (int32_t)n, true);
 		else if (strcmp(tok, "policy") == 0)
-			ok = parse_policy(v, &wsr__sched.policy);
+			ok = parse_name(v, NAMES(policy_names), &wsr__sched.policy);
+		else if (strcmp(tok, "steal") == 0)
+			ok = parse_name(v, NAMES(steal_names), &wsr__sched.steal_one) &&
+			     (set_steal = true);
+		else if (strcmp(tok, "victims") == 0)
+			ok = parse_name(v, NAMES(victims_names), &wsr__sched.victims) &&
+			     (set_victims = true);
+		else if (strcmp(tok, "spinning") == 0)
+			ok = parse_name(v, NAMES(spinning_names), &wsr__sched.spinning) &&
+			     (set_spinning = true);
+		else if (strcmp(tok, "topology") == 0)
+			ok = parse_topology(v);
+		else if (strcmp(tok, "runnext") == 0)
+			ok = parse_int(v, 0, 1, &n) && (runnext_off = n == 0, true);
 		else
 			fprintf(stderr, "wsr: WSRDEBUG: ignoring unknown key '%s'\n", tok);
 		if (!ok)
 			fprintf(stderr, "wsr: WSRDEBUG: ignoring bad value %s=%s\n", tok, v);
 	}
 	free(copy);
+	/* The policies' own defaults, where the knob was not given. */
+	if (!set_steal)
+		wsr__sched.steal_one = wsr__policy_is_deque(wsr__sched.policy);
+	if (wsr__sched.policy == WSR_POLICY_TOKIO) {
+		if (!set_globalcheck)
+			wsr__sched.globalcheck = 31;
+		if (!set_rounds)
+			wsr__sched.stealrounds = 1;
+		if (!set_victims)
+			wsr__sched.victims = WSR_VICTIMS_ROUNDROBIN;
+		if (!set_spinning)
+			wsr__sched.spinning = WSR_SPIN_HALF_ALL;
+		wsr__sched.runnext_nosteal = 1;
+		wsr__sched.runnext_limit = 3 + 1;
+	}
+	if (runnext_off)
+		wsr__sched.runnext_limit = 0 + 1;
 	if (wsr__debug_stats && !stats_atexit) {
 		/* A program may end with exit() from a G, while the runtime runs:
 		 * wsr_main's teardown never comes, so print the line at exit(). */

@@ -37,11 +37,40 @@
  * numbered as the catalog's `policy` enumeration, which the init event carries
  * (tracepoints/catalog.toml: a new policy is added there):
  *   WSR_POLICY_GO     Go's ring, runnext, half-steals (the default)
- *   WSR_POLICY_DEQUE  a Chase-Lev deque per P: LIFO own, FIFO steal of one */
+ *   WSR_POLICY_DEQUE  a Chase-Lev deque per P: LIFO own, FIFO steal of one
+ *   WSR_POLICY_LOCKED a mutex-guarded deque per P; thieves block on its lock
+ *   WSR_POLICY_TRYLOCK the same; a thief that finds it held moves on
+ *   WSR_POLICY_TOKIO  Go's ring with Tokio's choices (debug.c, runq.c) */
 enum wsr_policy {
 #define WSR_ENUM_VALUE(NAME, label, value) WSR_POLICY_##NAME = value,
 	WSR_CAT_ENUM_POLICY(WSR_ENUM_VALUE)
 #undef WSR_ENUM_VALUE
+};
+
+/* The policies whose local queue is pp->dq (LIFO own, FIFO steal) rather
+ * than the ring and runnext. */
+static inline bool wsr__policy_is_deque(uint8_t policy)
+{
+	/* One compare: the three are consecutive in the enum. */
+	_Static_assert(WSR_POLICY_LOCKED == WSR_POLICY_DEQUE + 1 &&
+			       WSR_POLICY_TRYLOCK == WSR_POLICY_DEQUE + 2,
+		       "the deque policies are consecutive");
+	return (uint8_t)(policy - WSR_POLICY_DEQUE) <= 2;
+}
+
+/* WSRDEBUG=victims: the order in which stealWork probes the other Ps. */
+enum wsr_victims {
+	WSR_VICTIMS_RANDOM,	/* random start, random coprime stride (Go) */
+	WSR_VICTIMS_ROUNDROBIN, /* random start, then in index order (Tokio) */
+	WSR_VICTIMS_NEAREST,	/* the thief's node of topology=NxM first, then the rest */
+};
+
+/* WSRDEBUG=spinning: the cap on spinning Ms (proc.c, trybecomespinning). */
+enum wsr_spinning {
+	WSR_SPIN_HALF,	   /* 2*spinning < busy Ps (Go) */
+	WSR_SPIN_HALF_ALL, /* 2*spinning < all Ps (Tokio's searching workers) */
+	WSR_SPIN_ALL,	   /* spinning < all Ps */
+	WSR_SPIN_NONE,	   /* only the M that wakep starts spins */
 };
 #define WSR_STACKCACHE_MAX  32  /* stacks kept per P */
 /* Dead Gs kept per P before half go global. 256 (was 64): when one P spawns
@@ -165,6 +194,12 @@ struct wsr_p {
 	 * popped next, it inherits the time slice as a runnext G does. Owner
 	 * only; a hint (the G may have been stolen since). */
 	struct wsr_g *dq_next;
+	/* policy=locked/trylock: guards dq, whose atomics are then read
+	 * without it only for the racy emptiness and length checks (runq.c). */
+	struct wsr_lock dqlock;
+	/* Gs run in a row that inherited the time slice from runnext (the
+	 * runnext cap, WSRDEBUG=runnext and policy=tokio; proc.c). Owner. */
+	uint32_t runnext_runs;
 
 	/* Dead Gs, a stack (top at gfreecnt - 1); owner. An array, so a spawn can
 	 * prefetch the G it will take next without loading the one it takes. */
@@ -247,6 +282,17 @@ struct wsr_sched {
 	int32_t stealrounds;	     /* stealWork rounds (4) */
 	int32_t runnextpause_us;     /* pause before stealing runnext (3) */
 	uint8_t policy;		     /* enum wsr_policy: WSRDEBUG=policy (go) */
+	/* Zero is Go's behaviour for each of these (a sched that debug.c
+	 * never saw, as in the unit tests, schedules as Go does). */
+	uint8_t steal_one;	     /* steal=one (1) or half (0); the policy's default */
+	uint8_t runnext_nosteal;     /* thieves never take runnext (tokio: 1) */
+	uint8_t victims;	     /* enum wsr_victims: WSRDEBUG=victims (random) */
+	uint8_t spinning;	     /* enum wsr_spinning: WSRDEBUG=spinning (half) */
+	/* A put with next goes to runnext only while fewer than
+	 * runnext_limit - 1 Gs in a row ran from it (unsigned: 0 is no limit,
+	 * Go's; 1 is runnext=0; 4 is tokio's 3). */
+	uint32_t runnext_limit;
+	int32_t topo_nodes, topo_per_node; /* WSRDEBUG=topology=NxM; 0x0: none */
 	/* Gs the global queue may hold per P before wsr_go preempts its caller
 	 * behind them (runq.c, g.c): a spawn loop faster than the Ps drain it
 	 * otherwise queues without bound, 128 bytes per G. 0: no bound (Go). */

@@ -74,6 +74,25 @@ void wsr__lock(struct wsr_lock *l)
 	store_relaxed(&l->owner, (uintptr_t)pthread_self());
 }
 
+bool wsr__trylock(struct wsr_lock *l)
+{
+	uint32_t zero = 0;
+	bool ok;
+
+#if WSR_SAN_TSAN
+	__tsan_mutex_pre_lock(l, __tsan_mutex_try_lock);
+#endif
+	/* CAS-acquire, as in wsr__lock; a held lock is left alone. */
+	ok = cas_acq(&l->key, &zero, 1);
+#if WSR_SAN_TSAN
+	__tsan_mutex_post_lock(l, ok ? __tsan_mutex_try_lock
+				     : __tsan_mutex_try_lock | __tsan_mutex_try_lock_failed, 0);
+#endif
+	if (ok)
+		store_relaxed(&l->owner, (uintptr_t)pthread_self());
+	return ok;
+}
+
 void wsr__unlock(struct wsr_lock *l)
 {
 	store_relaxed(&l->owner, 0);

@@ -34,6 +34,8 @@ struct wsr_note {
 
 void wsr__lock_init(struct wsr_lock *l);
 void wsr__lock(struct wsr_lock *l);
+/* Takes l only if it is free, without waiting; true if taken. */
+bool wsr__trylock(struct wsr_lock *l);
 void wsr__unlock(struct wsr_lock *l);
 void wsr__lock_destroy(struct wsr_lock *l);
 bool wsr__lock_held(struct wsr_lock *l);

@@ -32,6 +32,7 @@ void wsr__procinit(int32_t nprocs)
 		pp->id = i;
 		store_relaxed(&pp->status, P_IDLE);
 		wsr__lock_init(&pp->timerlock);
+		wsr__lock_init(&pp->dqlock);
 	}
 }
 
@@ -47,6 +48,7 @@ void wsr__procfree(void)
 		wsr__stackcache_flush(pp);
 		wsr__timers_free(pp);
 		wsr__lock_destroy(&pp->timerlock);
+		wsr__lock_destroy(&pp->dqlock);
 	}
 	free(wsr__sched.allp);
 	wsr__sched.allp = NULL;

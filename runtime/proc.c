@@ -40,7 +40,11 @@
  * nmspinning <= max(1, ceil(gomaxprocs/2)) at all times). Rejected design:
  * Go's unconditional re-join after the delicate dance can exceed the cap
  * transiently; here a re-join is refused only when someone else spins, which
- * keeps the no-lost-work invariant.
+ * keeps the no-lost-work invariant. WSRDEBUG=spinning changes the cap
+ * (halfall: 2*nmspinning < gomaxprocs, Tokio's; all: nmspinning <
+ * gomaxprocs; none: no M joins in findrunnable, so only wakep's spinner and
+ * the re-joins, capped at 1, spin); the invariant holds under each, since
+ * wakep's 0 -> 1 and the re-join after the delicate dance are always let in.
  *
  * Invariants:
  *   - At the top of the g0 loop the M holds a P and is not running a G.
@@ -134,7 +138,8 @@ static void joinedspinning(struct wsr_m *mp, int32_t n)
 	WSR_TRACE(spin_start, &mp->stats, p_id(mp->p), mp->id, n, 0);
 }
 
-/* Joins the spinners if 2*nmspinning < gomaxprocs - npidle (findrunnable). */
+/* Joins the spinners if 2*nmspinning < gomaxprocs - npidle (findrunnable),
+ * or under the cap WSRDEBUG=spinning chose (enum wsr_spinning). */
 static bool trybecomespinning(struct wsr_m *mp)
 {
 	int32_t n = load_seq(&wsr__sched.nmspinning);
@@ -142,6 +147,18 @@ static bool trybecomespinning(struct wsr_m *mp)
 	for (;;) {
 		int32_t busy = wsr__sched.gomaxprocs - load_seq(&wsr__sched.npidle);
 
+		if (__builtin_expect(wsr__sched.spinning != WSR_SPIN_HALF, 0)) {
+			/* Tokio's searching workers: 2*searching < all workers
+			 * (idle.rs, transition_worker_to_searching); all: any M
+			 * while another P may still have work; none: only the M
+			 * that wakep started (it comes back spinning already). */
+			if (wsr__sched.spinning == WSR_SPIN_NONE)
+				return false;
+			if (wsr__sched.spinning == WSR_SPIN_HALF_ALL)
+				busy = wsr__sched.gomaxprocs;
+			else
+				busy = 2 * wsr__sched.gomaxprocs;
+		}
 		if (2 * n >= busy)
 			return false;
 		if (cas_seq(&wsr__sched.nmspinning, &n, n + 1))
@@ -155,7 +172,9 @@ static bool trybecomespinning(struct wsr_m *mp)
  * else spins (that spinner will find the work), so the cap always holds. */
 static bool rejoinspinning(struct wsr_m *mp)
 {
-	int32_t cap = (wsr__sched.gomaxprocs + 1) / 2;
+	int32_t cap = wsr__sched.spinning == WSR_SPIN_ALL    ? wsr__sched.gomaxprocs
+		      : wsr__sched.spinning == WSR_SPIN_NONE ? 1
+							     : (wsr__sched.gomaxprocs + 1) / 2;
 	int32_t n = load_seq(&wsr__sched.nmspinning);
 
 	for (;;) {
@@ -388,12 +407,18 @@ WSR_TRACE_BODY void execute_body(struct wsr_m *mp, struct wsr_g *gp, bool inheri
 	mp->curg = gp;
 	gp->m = mp;
 	store_relaxed(&gp->status, G_RUNNING);
-	if (!inherit)
+	if (!inherit) {
 		store_relaxed(&pp->schedtick, load_relaxed(&pp->schedtick) + 1);
-	else if (wsr__sched.policy != WSR_POLICY_DEQUE)
-		src = SRC_RUNNEXT; /* only runnext hands down a time slice (see schedule) */
-	/* (policy=deque: a G readied by the last one inherits its slice too, but
-	 * it came from the deque, and the trace says so: runq.c.) */
+		if (pp->runnext_runs != 0) /* no store on the yield loop's path */
+			pp->runnext_runs = 0;
+	} else {
+		/* Runs in a row from runnext, for its cap (runq.c, runnext_limit). */
+		pp->runnext_runs++;
+		if (!wsr__policy_is_deque(wsr__sched.policy))
+			src = SRC_RUNNEXT; /* only runnext hands down a time slice (see schedule) */
+	}
+	/* (The deque policies: a G readied by the last one inherits its slice
+	 * too, but it came from the deque, and the trace says so: runq.c.) */
 	if (gp->readysrc != 0) {
 		src = gp->readysrc;
 		gp->readysrc = 0;
@@ -482,7 +507,7 @@ WSR_TRACE_BODY void gosched_body(struct wsr_m *mp, struct wsr_g *gp, bool traced
 	WSR_TRACE_IF(traced, g_stop, &mp->stats, mp->p->id, mp->id, gp->goid, WR_YIELD);
 	dropg(mp, gp);
 	store_relaxed(&gp->status, G_RUNNABLE);
-	if (wsr__sched.policy == WSR_POLICY_DEQUE) {
+	if (wsr__policy_is_deque(wsr__sched.policy)) {
 		/* The owner's end of a deque is the next G it runs: a yield put
 		 * there would run again at once. It goes behind everyone, to the
 		 * global queue, as Go's Gosched does. */
@@ -802,7 +827,8 @@ top:
 	/* local runq */
 	gp = wsr__runqget(pp, inherit);
 	if (gp != NULL) {
-		*src = *inherit && wsr__sched.policy != WSR_POLICY_DEQUE ? SRC_RUNNEXT : SRC_LOCAL;
+		*src = *inherit && !wsr__policy_is_deque(wsr__sched.policy) ? SRC_RUNNEXT
+										     : SRC_LOCAL;
 		return gp;
 	}
 

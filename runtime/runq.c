@@ -27,7 +27,27 @@
  * steal (n = 1, runnext = 0); the analyzer counts the queue the same way.
  * The push's seq_cst bottom store is the submitter's half of the Dekker
  * pair with wakep, as the ring's tail store is.
- * Tracepoints: runqput, runq_spill, steal.
+ * Policies locked and trylock (WSRDEBUG=policy=locked|trylock): the
+ * same deque's slots and indices, but every access goes through the P's
+ * dqlock (a blocking futex mutex, lock.c), as a teaching implementation
+ * guards a deque: the owner pushes and pops at the bottom under it, a thief
+ * takes from the top under it. Under locked a thief that finds the lock held
+ * waits for it (convoying: thieves queue on one busy victim instead of
+ * fanning out); under trylock it moves on to the next victim. Either
+ * says so with steal_lock_wait. The indices stay atomics so that
+ * wsr__runqempty and wsr__runqlen read them without the lock; the push's
+ * bottom store is seq_cst for the Dekker pair with wakep, as above.
+ * Policy tokio: the go ring with Tokio's choices (debug.c sets the knobs;
+ * the runnext cap below).
+ * Knobs: steal=one makes a ring steal take one G instead of half; steal=half
+ * makes a deque steal take half (rounded up) instead of one, the first to
+ * run, the rest pushed on the thief's own deque. runnext_limit (gmp.h) caps
+ * the Gs run in a row from runnext (pp->runnext_runs, counted by execute):
+ * a put with next past the cap goes to the tail instead (runnext=0: always;
+ * tokio: after 3, Tokio's MAX_LIFO_POLLS_PER_TICK in multi_thread/worker.rs, which
+ * disables the LIFO slot for the rest of the chain "to mitigate starvation"
+ * in ping-pong workloads; Go: never).
+ * Tracepoints: runqput, runq_spill, steal, steal_lock_wait.
  */
 #include "config.h"
 
@@ -48,7 +68,83 @@ struct putev {
 
 static bool policy_deque(void)
 {
-	return wsr__sched.policy == WSR_POLICY_DEQUE;
+	return wsr__policy_is_deque(wsr__sched.policy);
+}
+
+static bool policy_locked(void)
+{
+	return wsr__sched.policy == WSR_POLICY_LOCKED || wsr__sched.policy == WSR_POLICY_TRYLOCK;
+}
+
+/* ---- the locked deque (policy=locked, trylock): pp->dq under pp->dqlock ---- */
+
+/* Owner; false if full. The seq_cst bottom store: see the head comment. */
+static bool ldq_push(struct wsr_p *pp, struct wsr_g *const *gs, uint32_t n)
+{
+	int64_t b, t;
+	uint32_t i;
+
+	wsr__lock(&pp->dqlock);
+	b = load_relaxed(&pp->dq.bottom);
+	t = load_relaxed(&pp->dq.top);
+	if (b - t + n > WSR_DEQUE_SIZE) {
+		wsr__unlock(&pp->dqlock);
+		return false;
+	}
+	for (i = 0; i < n; i++)
+		store_relaxed(&pp->dq.slot[(b + i) % WSR_DEQUE_SIZE], gs[i]);
+	store_seq(&pp->dq.bottom, b + n);
+	wsr__unlock(&pp->dqlock);
+	return true;
+}
+
+/* Owner: the newest G, or NULL. */
+static struct wsr_g *ldq_pop(struct wsr_p *pp)
+{
+	struct wsr_g *gp = NULL;
+	int64_t b;
+
+	wsr__lock(&pp->dqlock);
+	b = load_relaxed(&pp->dq.bottom);
+	if (b > load_relaxed(&pp->dq.top)) {
+		gp = load_relaxed(&pp->dq.slot[(b - 1) % WSR_DEQUE_SIZE]);
+		store_relaxed(&pp->dq.bottom, b - 1);
+	}
+	wsr__unlock(&pp->dqlock);
+	return gp;
+}
+
+/* Caller holds pp->dqlock: moves up to max of the oldest Gs into out. */
+static uint32_t ldq_take_locked(struct wsr_p *pp, struct wsr_g **out, uint32_t max)
+{
+	int64_t t = load_relaxed(&pp->dq.top);
+	int64_t n = load_relaxed(&pp->dq.bottom) - t;
+	uint32_t i;
+
+	if (n > max)
+		n = max;
+	for (i = 0; i < (uint32_t)n; i++)
+		out[i] = load_relaxed(&pp->dq.slot[(t + i) % WSR_DEQUE_SIZE]);
+	if (n > 0)
+		store_relaxed(&pp->dq.top, t + n);
+	return (uint32_t)n;
+}
+
+/* Both deques: pushes gs[0..n) at the owner's end; false (nothing pushed)
+ * if they do not fit. */
+static bool dq_push(struct wsr_p *pp, struct wsr_g *const *gs, uint32_t n)
+{
+	uint32_t i;
+
+	if (policy_locked())
+		return ldq_push(pp, gs, n);
+	if (wsr__deque_len(&pp->dq) + n > WSR_DEQUE_SIZE)
+		return false;
+	/* Only the owner pushes and thieves only shrink it: room stays. */
+	for (i = 0; i < n; i++)
+		if (!wsr__deque_push(&pp->dq, gs[i]))
+			wsr__throw("runqput: deque full after its length was checked");
+	return true;
 }
 
 /* Always inlined, and traced only in the traced copy of wsr__runqput (see
@@ -189,7 +285,12 @@ static void dq_putslow(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, boo
 	uint32_t n = 0;
 	int32_t glen;
 
-	while (n < WSR_DEQUE_SIZE / 2) {
+	if (policy_locked()) {
+		wsr__lock(&pp->dqlock);
+		n = ldq_take_locked(pp, batch, WSR_DEQUE_SIZE / 2);
+		wsr__unlock(&pp->dqlock);
+	}
+	while (!policy_locked() && n < WSR_DEQUE_SIZE / 2) {
 		enum wsr_steal_result r = wsr__deque_steal(&pp->dq, &batch[n]);
 
 		if (r == WSR_STEAL_OK)
@@ -225,8 +326,7 @@ static void dq_put(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, bool ne
 	}
 	pp->dq_next = next ? gp : NULL;
 	emit_put(mp, pp, &ev, len + 1, traced);
-	/* Only the owner pushes and thieves only shrink it: room stays. */
-	if (!wsr__deque_push(&pp->dq, gp))
+	if (!dq_push(pp, &gp, 1))
 		wsr__throw("runqput: deque full after its length was checked");
 }
 
@@ -237,6 +337,9 @@ WSR_TRACED_COPY void runqput_traced(struct wsr_m *mp, struct wsr_p *pp, struct w
 
 void wsr__runqput(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, bool next)
 {
+	/* The runnext cap (see the head comment); 0 - 1 (none) by default. */
+	if (next && pp->runnext_runs >= wsr__sched.runnext_limit - 1u)
+		next = false;
 	if (policy_deque()) {
 		dq_put(mp, pp, gp, next, WSR_TRACE_ENABLED(runqput));
 		return;
@@ -261,9 +364,8 @@ void wsr__runqput_batch(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *const 
 	if (n == 0)
 		return;
 	if (policy_deque()) {
-		for (i = 0; i < n; i++)
-			if (!wsr__deque_push(&pp->dq, gs[i]))
-				wsr__throw("runqput_batch: deque overflow");
+		if (!dq_push(pp, gs, n))
+			wsr__throw("runqput_batch: deque overflow");
 		return;
 	}
 	if (t - h + n > WSR_RUNQ_SIZE)
@@ -279,7 +381,7 @@ void wsr__runqput_batch(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *const 
 /* policy=deque: the newest G (see dq_put for inherit). */
 static struct wsr_g *dq_get(struct wsr_p *pp, bool *inherit)
 {
-	struct wsr_g *gp = wsr__deque_pop(&pp->dq);
+	struct wsr_g *gp = policy_locked() ? ldq_pop(pp) : wsr__deque_pop(&pp->dq);
 
 	*inherit = gp != NULL && gp == pp->dq_next;
 	pp->dq_next = NULL;
@@ -362,6 +464,8 @@ static uint32_t runqgrab(struct wsr_m *mp, struct wsr_p *pp, _Atomic(struct wsr_
 		}
 		if (n > WSR_RUNQ_SIZE / 2) /* read an inconsistent h and t */
 			continue;
+		if (wsr__sched.steal_one)
+			n = 1; /* steal=one */
 		for (i = 0; i < n; i++)
 			store_relaxed(&batch[(batchhead + i) % WSR_RUNQ_SIZE],
 				      load_relaxed(&pp->runq[(h + i) % WSR_RUNQ_SIZE]));
@@ -372,23 +476,87 @@ static uint32_t runqgrab(struct wsr_m *mp, struct wsr_p *pp, _Atomic(struct wsr_
 	}
 }
 
+/* policy=locked/trylock: the oldest G of p2 (steal=half: half of them,
+ * rounded up), taken under p2's lock; the rest go on pp's own deque after
+ * that lock is dropped (holding two P locks at once could deadlock two
+ * thieves of each other). A held lock: steal_lock_wait, then wait
+ * (locked) or give up on p2 (trylock). */
+static struct wsr_g *ldq_steal(struct wsr_m *mp, struct wsr_p *pp, struct wsr_p *p2, uint32_t *np,
+			       bool *gotnext)
+{
+	struct wsr_g *batch[WSR_DEQUE_SIZE / 2 + 1];
+	uint32_t n, want = 1;
+
+	*gotnext = false;
+	*np = 0;
+	/* Racy look first, as the lock-free deque's steal does. */
+	if (wsr__runqempty(p2))
+		return NULL;
+	if (!wsr__trylock(&p2->dqlock)) {
+		int64_t t0;
+
+		if (wsr__sched.policy == WSR_POLICY_TRYLOCK) {
+			WSR_TRACE(steal_lock_wait, &mp->stats, pp->id, mp->id, p2->id, 0, 0);
+			return NULL;
+		}
+		t0 = wsr__nanotime();
+		wsr__lock(&p2->dqlock);
+		WSR_TRACE(steal_lock_wait, &mp->stats, pp->id, mp->id, p2->id,
+			  wsr__nanotime() - t0, 1);
+	}
+	WSR_CHAOS(mp, CHAOS_STEAL);
+	if (!wsr__sched.steal_one) {
+		want = (uint32_t)(load_relaxed(&p2->dq.bottom) - load_relaxed(&p2->dq.top));
+		want = want - want / 2;
+	}
+	n = ldq_take_locked(p2, batch, want);
+	wsr__unlock(&p2->dqlock);
+	if (n == 0)
+		return NULL;
+	if (n > 1 && !ldq_push(pp, batch + 1, n - 1))
+		wsr__throw("runqsteal: own deque full while stealing");
+	*np = n;
+	return batch[0];
+}
+
 struct wsr_g *wsr__runqsteal(struct wsr_m *mp, struct wsr_p *pp, struct wsr_p *p2,
 			     bool stealrunnext, uint32_t *np, bool *gotnext)
 {
 	uint32_t t, n, h;
 	struct wsr_g *gp;
 
+	if (policy_locked())
+		return ldq_steal(mp, pp, p2, np, gotnext);
 	if (policy_deque()) {
-		/* One G, the oldest; a lost race is retried while there is any. */
+		/* One G, the oldest (steal=half: half, rounded up); a lost race
+		 * is retried while there is any. */
 		enum wsr_steal_result r;
+		uint32_t want = 1;
 
 		*gotnext = false;
 		*np = 0;
+		if (!wsr__sched.steal_one) {
+			want = wsr__deque_len(&p2->dq);
+			want = want - want / 2;
+		}
 		while ((r = wsr__deque_steal(&p2->dq, &gp)) == WSR_STEAL_LOST)
 			cpu_relax();
 		if (r != WSR_STEAL_OK)
 			return NULL;
 		*np = 1;
+		/* The rest of a half on our own deque, which is empty (we steal). */
+		while (*np < want) {
+			struct wsr_g *g2;
+
+			r = wsr__deque_steal(&p2->dq, &g2);
+			if (r == WSR_STEAL_EMPTY)
+				break;
+			if (r == WSR_STEAL_LOST)
+				continue;
+			if (!wsr__deque_push(&pp->dq, g2))
+				wsr__throw("runqsteal: own deque full while stealing");
+			(*np)++;
+		}
 		return gp;
 	}
 	t = load_relaxed(&pp->runqtail);

@@ -14,7 +14,18 @@
  * kernel had stopped for ms). Go has no equivalent: its sysmon retakes
  * only Ps in system calls, and preempts running Gs after 10 ms.
  *
+ * The victim order is WSRDEBUG=victims (debug.c): random (Go's, above);
+ * roundrobin, a random start and then every P in index order (Tokio's
+ * steal_work in multi_thread/worker.rs: "Start from a random worker", then
+ * (start + i) % num); nearest, with topology=NxM (N nodes of M consecutive
+ * Ps, standing in for NUMA nodes): the thief's own node first, in a random
+ * order of its own, then the other Ps in the random order. A successful
+ * steal from a P on another node counts steal_remote in the stats line
+ * (with a topology, whatever the order). A topology whose N*M is not
+ * gomaxprocs is reported and ignored (nearest is then random).
+ *
  * Invariants:
+ *   - Each pass probes every other P once, in every order (wsr__steal_victims).
  *   - Idle Ps are not probed (their queues are empty by pidleput's check).
  *   - Every successful steal emits one steal event whose n counts every G
  *     taken, including the one returned to run at once; every stealWork call
@@ -32,6 +43,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "proc.h"
@@ -39,6 +51,8 @@
 #include "steal.h"
 
 static struct wsr_steal_order order;
+/* victims=nearest: the random order within one node (topo_per_node Ps). */
+static struct wsr_steal_order node_order;
 
 /* The stalled-queue watch: per P, the ring head seen at a scan and since
  * when it has not moved while the ring was not empty (0: not watching). */
@@ -89,7 +103,19 @@ void wsr__steal_order_destroy(struct wsr_steal_order *o)
 
 void wsr__steal_order_init(int32_t nprocs)
 {
-	if (!wsr__steal_order_build(&order, (uint32_t)nprocs))
+	if (wsr__sched.topo_nodes != 0 &&
+	    wsr__sched.topo_nodes * wsr__sched.topo_per_node != nprocs) {
+		fprintf(stderr,
+			"wsr: WSRDEBUG: ignoring topology=%dx%d (%d Ps, not WSRMAXPROCS=%d)\n",
+			wsr__sched.topo_nodes, wsr__sched.topo_per_node,
+			wsr__sched.topo_nodes * wsr__sched.topo_per_node, nprocs);
+		wsr__sched.topo_nodes = 0;
+		wsr__sched.topo_per_node = 0;
+	}
+	if (!wsr__steal_order_build(&order, (uint32_t)nprocs) ||
+	    !wsr__steal_order_build(&node_order, wsr__sched.topo_nodes != 0
+							 ? (uint32_t)wsr__sched.topo_per_node
+							 : 1))
 		wsr__throw("steal_order_init: out of memory");
 	watch = calloc((size_t)nprocs, sizeof(*watch));
 	if (watch == NULL)
@@ -100,8 +126,41 @@ void wsr__steal_order_init(int32_t nprocs)
 void wsr__steal_order_free(void)
 {
 	wsr__steal_order_destroy(&order);
+	wsr__steal_order_destroy(&node_order);
 	free(watch);
 	watch = NULL;
+}
+
+/* The node of P id under topology=NxM (0 without one). */
+static uint32_t node_of(uint32_t id)
+{
+	return wsr__sched.topo_nodes != 0 ? id / (uint32_t)wsr__sched.topo_per_node : 0;
+}
+
+uint32_t wsr__steal_victims(uint32_t self, uint32_t r, uint32_t *out)
+{
+	uint32_t count = order.count, n = 0, i;
+	struct wsr_steal_enum e;
+
+	if (wsr__sched.victims == WSR_VICTIMS_ROUNDROBIN) {
+		for (i = 0; i < count; i++)
+			out[n++] = (r + i) % count;
+		return n;
+	}
+	if (wsr__sched.victims == WSR_VICTIMS_NEAREST && wsr__sched.topo_nodes != 0) {
+		uint32_t base = node_of(self) * (uint32_t)wsr__sched.topo_per_node;
+
+		for (wsr__steal_enum_start(&node_order, r, &e); !wsr__steal_enum_done(&e);
+		     wsr__steal_enum_next(&e))
+			out[n++] = base + e.pos;
+		/* Another draw for the rest, so the two orders are independent. */
+		r = r * 2654435761u + 1;
+	}
+	for (wsr__steal_enum_start(&order, r, &e); !wsr__steal_enum_done(&e); wsr__steal_enum_next(&e))
+		if (wsr__sched.victims != WSR_VICTIMS_NEAREST ||
+		    wsr__sched.topo_nodes == 0 || node_of(e.pos) != node_of(self))
+			out[n++] = e.pos;
+	return n;
 }
 
 struct wsr_g *wsr__stealstalled(struct wsr_m *mp, int64_t now)
@@ -144,6 +203,9 @@ struct wsr_g *wsr__stealstalled(struct wsr_m *mp, int64_t now)
 		if (gp != NULL) {
 			WSR_TRACE(steal, &mp->stats, pp->id, mp->id, p2->id, n, (uint8_t)gotnext);
 			wsr__stat_add(&mp->stats, WSR_ST_stolen, n);
+			if (wsr__sched.topo_nodes != 0 &&
+			    node_of((uint32_t)pp->id) != node_of((uint32_t)p2->id))
+				wsr__stat_add(&mp->stats, WSR_ST_steal_remote, 1);
 			return gp;
 		}
 	}
@@ -155,16 +217,25 @@ struct wsr_g *wsr__stealwork(struct wsr_m *mp, int64_t now, bool *newwork, int64
 	struct wsr_p *pp = mp->p;
 	uint32_t probed = 0;
 	int32_t round;
+	/* The victims of a pass in order, for the orders other than random's
+	 * (whose enumerator needs no array). */
+	uint32_t victims[WSR_MAXPROCS_LIMIT];
+	bool byarray = wsr__sched.victims != WSR_VICTIMS_RANDOM;
 
 	*newwork = false;
 	*polluntil = 0;
 	for (round = 0; round < wsr__sched.stealrounds; round++) {
 		bool last = round == wsr__sched.stealrounds - 1;
-		struct wsr_steal_enum e;
+		struct wsr_steal_enum e = {0, 0, 0, 0};
+		uint32_t k = 0, nv = 0;
 
-		for (wsr__steal_enum_start(&order, wsr__fastrand(mp), &e);
-		     !wsr__steal_enum_done(&e); wsr__steal_enum_next(&e)) {
-			struct wsr_p *p2 = &wsr__sched.allp[e.pos];
+		if (byarray)
+			nv = wsr__steal_victims((uint32_t)pp->id, wsr__fastrand(mp), victims);
+		else
+			wsr__steal_enum_start(&order, wsr__fastrand(mp), &e);
+		for (; byarray ? k < nv : !wsr__steal_enum_done(&e);
+		     byarray ? (void)k++ : wsr__steal_enum_next(&e)) {
+			struct wsr_p *p2 = &wsr__sched.allp[byarray ? victims[k] : e.pos];
 			struct wsr_g *gp;
 			uint32_t n;
 			bool gotnext;
@@ -193,11 +264,14 @@ struct wsr_g *wsr__stealwork(struct wsr_m *mp, int64_t now, bool *newwork, int64
 			if (load_relaxed(&p2->status) == P_IDLE)
 				continue;
 			probed++;
-			gp = wsr__runqsteal(mp, pp, p2, last, &n, &gotnext);
+			gp = wsr__runqsteal(mp, pp, p2, last && !wsr__sched.runnext_nosteal, &n,
+					    &gotnext);
 			if (gp != NULL) {
 				WSR_TRACE(steal, &mp->stats, pp->id, mp->id, p2->id, n,
 					  (uint8_t)gotnext);
 				wsr__stat_add(&mp->stats, WSR_ST_stolen, n);
+				if (node_of((uint32_t)p2->id) != node_of((uint32_t)pp->id))
+					wsr__stat_add(&mp->stats, WSR_ST_steal_remote, 1);
 				WSR_TRACE(steal_scan, &mp->stats, pp->id, mp->id,
 					  (uint32_t)round + 1, probed, 1);
 				return gp;

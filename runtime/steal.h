@@ -23,6 +23,12 @@ struct wsr_steal_enum {
 	uint32_t i, count, pos, inc;
 };
 
+/* The order in which a thief `self` probes the Ps in one stealWork pass,
+ * from the random draw r, under WSRDEBUG=victims and topology (steal.c):
+ * every P once (self too, which the caller skips) into out[0..gomaxprocs);
+ * returns gomaxprocs. After wsr__steal_order_init. */
+uint32_t wsr__steal_victims(uint32_t self, uint32_t r, uint32_t *out);
+
 /* Returns false on allocation failure. */
 bool wsr__steal_order_build(struct wsr_steal_order *o, uint32_t count);
 void wsr__steal_order_destroy(struct wsr_steal_order *o);

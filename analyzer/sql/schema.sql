@@ -105,14 +105,16 @@ INSERT INTO event_fields (name, field, col) VALUES
   ('schedtrace', 'threads', '$.threads'), ('schedtrace', 'spinningthreads', '$.spinningthreads'),
   ('schedtrace', 'needspinning', '$.needspinning'), ('schedtrace', 'idlethreads', '$.idlethreads'),
   ('schedtrace', 'runqueue', '$.runqueue'), ('schedtrace', 'runq', '$.runq'),
-  ('schedtrace', 'schedticks', '$.schedticks'), ('schedtrace', 'read_ts', '$.read_ts');
+  ('schedtrace', 'schedticks', '$.schedticks'), ('schedtrace', 'read_ts', '$.read_ts'),
+  ('steal_lock_wait', 'victim', 'a1'), ('steal_lock_wait', 'wait_ns', 'a2'),
+  ('steal_lock_wait', 'blocked', 'a3');
 -- END generated:event_fields
 
 -- The tracepoint enumerations (docs/tracepoints.md).
 -- BEGIN generated:enums by tracepoints/gen_catalog.py from tracepoints/catalog.toml (ninja -C build catalog-update); do not edit
 CREATE TABLE enum_policy (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
 INSERT INTO enum_policy VALUES
-  (0, 'go'), (1, 'deque');
+  (0, 'go'), (1, 'deque'), (2, 'locked'), (3, 'trylock'), (4, 'tokio');
 CREATE TABLE enum_g_source (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
 INSERT INTO enum_g_source VALUES
   (0, 'runnext'), (1, 'local'), (2, 'global'), (3, 'steal'), (4, 'netpoll'), (5, 'timer');

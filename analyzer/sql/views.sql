@@ -138,6 +138,11 @@ SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m
   json_extract(extra, '$.schedticks') AS schedticks,
   json_extract(extra, '$.read_ts') AS read_ts
 FROM events WHERE name = 'schedtrace';
+
+CREATE VIEW ev_steal_lock_wait AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m,
+  a1 AS victim, a2 AS wait_ns, a3 AS blocked
+FROM events WHERE name = 'steal_lock_wait';
 -- END generated:ev_views
 
 -- The instants of the reconstructed schedtrace: every

@@ -70,6 +70,10 @@ CASES = {
             ('p', 'running', 'syscall'), ('p', 'syscall', 'running'),
             ('m', 'running', 'syscall'), ('m', 'syscall', 'running'), ('m', 'syscall', 'no_p'),
             ('m', 'parked', 'running')]),
+    # policy=locked: a thief waits for a deque lock held on purpose (fid-lock.c).
+    'lockwait': ([], 'policy=locked', 0, True,
+                 'init g_create runqput g_run g_stop steal steal_scan steal_lock_wait',
+                 [('g', 'runnable', 'running')]),
     'deadlock': (['deadlock'], '', 2, True,
                  'init g_create runqput runq_spill g_run g_stop g_ready timer_fire m_park',
                  [('g', 'running', 'waiting')]),
@@ -488,10 +492,12 @@ def debug_env(dbg):
     # The caller's knobs (WSRDEBUG=policy=deque, say) first; ours win.
     parts = [p for p in os.environ.get('WSRDEBUG', '').split(',') if p]
     parts += ['stats=1', 'schedtrace=%d' % SCHEDTRACE_MS]
-    if dbg:
+    if '%s' in dbg:
         seed = os.environ.get('WSR_SEED', '7')
         note('chaos seed %s (WSR_SEED=N to change it)' % seed)
         parts.append(dbg % seed)
+    elif dbg:
+        parts.append(dbg)
     return ','.join(parts)
 
 

@@ -22,6 +22,8 @@
  */
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "gotest.h"
@@ -611,6 +613,14 @@ WSR_TEST_TIMEOUT(TestPingPongHog, 30)
 	gt_need_procs(1, "Go runs it at GOMAXPROCS=1");
 	if (st_tsan())
 		wsrtest_skip("Go skips it under the race detector (issue 38266)");
+	/* Its premise is Go's: a pair that hands off through runnext shares
+	 * one time slice, which sysmon ends. Tokio's LIFO slot takes at most
+	 * 3 hand-offs in a row, so under policy=tokio each pair runs 4
+	 * hand-offs per turn whatever they cost, and the hog pair gets ~100x
+	 * the light pair's count (measured): fair in polls, as Tokio means it
+	 * (runtime/runq.c), not in time, as this test means. */
+	if (getenv("WSRDEBUG") != NULL && strstr(getenv("WSRDEBUG"), "policy=tokio") != NULL)
+		wsrtest_skip("policy=tokio shares the P by hand-offs, not by time slices");
 	GT_RUN("TestPingPongHog", pph_main, NULL);
 }
 

@@ -1,0 +1,326 @@
+/*
+ * test-knobs.c - each scheduling knob of WSRDEBUG (runtime/debug.c) takes
+ * effect, and a bad value is reported: steal=one, runnext=0, policy=tokio's
+ * runnext cap, spinning=none, victims= and topology= (the order itself and
+ * the stats line's steal_remote), and the lock-wait event: under locked a
+ * thief waits for a held deque lock, under trylock it moves on, under go
+ * it never occurs.
+ *
+ * Invariants: every case runs wsr_main once in its own child (wsrtest.h)
+ *   with the knobs it sets, and reads the runtime's own counters of that
+ *   run (wsr__last_stats), so it checks what the scheduler did, not timing.
+ * Concurrency: the workloads are plain Gs; the checks run after wsr_main.
+ */
+#include "config.h"
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <wsr.h>
+
+#include "lockhold.h"
+#include "proc.h"
+#include "steal.h"
+#include "watchdog.h"
+#include "wsrtest.h"
+
+/* ---- workloads ---- */
+
+static wsr_waitgroup *wg;
+static _Atomic uint64_t sink; /* written by many Gs */
+
+/* The producer's P, and whether a leaf ran on another P. */
+static int32_t home;
+static _Atomic int ran_away;
+
+static void spin_leaf(void *arg)
+{
+	uint64_t x = (uintptr_t)arg;
+
+	/* A leaf on the producer's P holds it (no yield point) until a leaf
+	 * has run elsewhere: the leaves reach other Ps only by a steal (200
+	 * fit in every local queue, so none spills), so each run steals at
+	 * least once, whatever the timing. */
+	if (wsr__getm()->p->id != home)
+		atomic_store(&ran_away, 1);
+	else
+		while (!atomic_load(&ran_away))
+			sched_yield();
+
+	for (int i = 0; i < 200000; i++)
+		x = x * 6364136223846793005ULL + 1;
+	atomic_store_explicit(&sink, x, memory_order_relaxed);
+	wsr_waitgroup_done(wg);
+}
+
+/* One producer G makes 200 CPU-bound Gs: the other Ps can only steal
+ * (fewer than a ring or deque holds: nothing spills), and must (above). */
+static int skewed_main(void *arg)
+{
+	(void)arg;
+	home = wsr__getm()->p->id;
+	atomic_store(&ran_away, 0);
+	wg = wsr_waitgroup_make();
+	wsr_waitgroup_add(wg, 200);
+	for (long i = 0; i < 200; i++)
+		wsr_go(spin_leaf, (void *)(uintptr_t)(i + 1));
+	wsr_waitgroup_wait(wg);
+	wsr_waitgroup_free(wg);
+	return 0;
+}
+
+#define ROUNDS 3000
+static wsr_chan *ping, *pong;
+
+static void ponger(void *arg)
+{
+	int v;
+
+	(void)arg;
+	for (int i = 0; i < ROUNDS; i++) {
+		wsr_chan_recv(ping, &v);
+		wsr_chan_send(pong, &v);
+	}
+	wsr_waitgroup_done(wg);
+}
+
+/* A G and its partner hand a token back and forth: each readies the other
+ * (a put with next, into runnext under the go policy). */
+static int pingpong_main(void *arg)
+{
+	int v = 1;
+
+	(void)arg;
+	ping = wsr_chan_make(sizeof(int), 0);
+	pong = wsr_chan_make(sizeof(int), 0);
+	wg = wsr_waitgroup_make();
+	wsr_waitgroup_add(wg, 1);
+	wsr_go(ponger, NULL);
+	for (int i = 0; i < ROUNDS; i++) {
+		wsr_chan_send(ping, &v);
+		wsr_chan_recv(pong, &v);
+	}
+	wsr_waitgroup_wait(wg);
+	wsr_waitgroup_free(wg);
+	wsr_chan_free(ping);
+	wsr_chan_free(pong);
+	return 0;
+}
+
+static void run_with(const char *procs, const char *knobs, int (*fn)(void *))
+{
+	setenv("WSRMAXPROCS", procs, 1);
+	setenv("WSRDEBUG", knobs, 1);
+	wsrtest_watchdog(60, knobs);
+	ASSERT_EQ(wsr_main(fn, NULL), 0);
+	printf("# P=%s %s: steal=%llu stolen=%llu steal_remote=%llu steal_lock_wait=%llu "
+	       "runqput=%llu runqput_next=%llu max_spinning=%llu\n",
+	       procs, knobs, (unsigned long long)wsr__last_stats[WSR_ST_steal],
+	       (unsigned long long)wsr__last_stats[WSR_ST_stolen],
+	       (unsigned long long)wsr__last_stats[WSR_ST_steal_remote],
+	       (unsigned long long)wsr__last_stats[WSR_ST_steal_lock_wait],
+	       (unsigned long long)wsr__last_stats[WSR_ST_runqput],
+	       (unsigned long long)wsr__last_stats[WSR_ST_runqput_next],
+	       (unsigned long long)wsr__max_spinning);
+}
+
+#define ST(k) wsr__last_stats[WSR_ST_##k]
+
+/* ---- steal= ---- */
+
+WSR_TEST_TIMEOUT(steal_one_takes_one_g_per_steal, 60)
+{
+	/* The skewed example steals at 2 and 4 Ps (example-skewed-steals);
+	 * under steal=one each of those steals is one G. */
+	run_with("4", "steal=one", skewed_main);
+	ASSERT_GT(ST(steal), 0);
+	ASSERT_EQ(ST(stolen), ST(steal));
+}
+
+/* ---- runnext= and policy=tokio's cap ---- */
+
+WSR_TEST_TIMEOUT(runnext_on_by_default, 30)
+{
+	/* The control for the next two: Go's runnext takes every ready. */
+	run_with("1", "stats=0", pingpong_main);
+	ASSERT_GE(ST(runqput_next), 2 * ROUNDS);
+}
+
+WSR_TEST_TIMEOUT(runnext_0_puts_at_the_tail, 30)
+{
+	run_with("1", "runnext=0", pingpong_main);
+	ASSERT_EQ(ST(runqput_next), 0);
+}
+
+WSR_TEST_TIMEOUT(tokio_caps_runnext_at_3_in_a_row, 30)
+{
+	/* Tokio's MAX_LIFO_POLLS_PER_TICK: of 4 readies in a ping-pong chain
+	 * at most 3 go to the LIFO slot, the fourth to the tail. */
+	run_with("1", "policy=tokio", pingpong_main);
+	ASSERT_GT(ST(runqput_next), 0);
+	ASSERT_LE(4 * ST(runqput_next), 3 * ST(runqput) + 8);
+}
+
+/* ---- spinning= ---- */
+
+WSR_TEST_TIMEOUT(spinning_none_lets_only_wakeps_spinner_spin, 60)
+{
+	run_with("8", "spinning=none", skewed_main);
+	ASSERT_LE(wsr__max_spinning, 1);
+}
+
+/* ---- victims= and topology= ---- */
+
+static void set_order(uint8_t victims, int32_t nodes, int32_t per)
+{
+	wsr__sched.victims = victims;
+	wsr__sched.topo_nodes = nodes;
+	wsr__sched.topo_per_node = per;
+	wsr__steal_order_init(nodes * per);
+}
+
+/* out is a permutation of 0..n. */
+static void assert_permutation(const uint32_t *out, uint32_t n)
+{
+	unsigned char seen[64] = {0};
+
+	for (uint32_t i = 0; i < n; i++) {
+		ASSERT_LT(out[i], n);
+		ASSERT_EQ(seen[out[i]], 0);
+		seen[out[i]] = 1;
+	}
+}
+
+WSR_TEST(victims_nearest_probes_the_thiefs_node_first)
+{
+	uint32_t out[64];
+
+	set_order(WSR_VICTIMS_NEAREST, 4, 4);
+	for (uint32_t self = 0; self < 16; self++)
+		for (uint32_t r = 0; r < 500; r++) {
+			ASSERT_EQ(wsr__steal_victims(self, r * 2654435761u, out), 16);
+			assert_permutation(out, 16);
+			for (int i = 0; i < 4; i++)
+				ASSERT_EQ(out[i] / 4, self / 4);
+		}
+	wsr__steal_order_free();
+}
+
+WSR_TEST(victims_roundrobin_goes_in_index_order)
+{
+	uint32_t out[64];
+
+	set_order(WSR_VICTIMS_ROUNDROBIN, 1, 12);
+	for (uint32_t r = 0; r < 100; r++) {
+		ASSERT_EQ(wsr__steal_victims(3, r * 40503u, out), 12);
+		assert_permutation(out, 12);
+		for (int i = 1; i < 12; i++)
+			ASSERT_EQ(out[i], (out[i - 1] + 1) % 12);
+	}
+	wsr__steal_order_free();
+}
+
+WSR_TEST_TIMEOUT(steal_remote_counts_steals_from_other_nodes, 60)
+{
+	/* One P per node: every steal is remote. */
+	run_with("4", "topology=4x1", skewed_main);
+	ASSERT_GT(ST(steal), 0);
+	ASSERT_EQ(ST(steal_remote), ST(steal));
+}
+
+WSR_TEST_TIMEOUT(steal_remote_is_0_on_one_node, 60)
+{
+	run_with("4", "topology=1x4,victims=nearest", skewed_main);
+	ASSERT_GT(ST(steal), 0);
+	ASSERT_EQ(ST(steal_remote), 0);
+}
+
+/* ---- the lock-wait event ---- */
+
+WSR_TEST_TIMEOUT(steal_lock_wait_only_under_the_locked_policies, 60)
+{
+	/* The go policy has no deque lock: never an event (the locked
+	 * policies' own cases follow, with a lock held on purpose). */
+	run_with("4", "policy=go", skewed_main);
+	ASSERT_EQ(ST(steal_lock_wait), 0);
+	ASSERT_GT(ST(steal), 0);
+}
+
+static int holdlock_main(void *arg)
+{
+	(void)arg;
+	wsrtest_lockhold(50);
+	return 0;
+}
+
+WSR_TEST_TIMEOUT(locked_thief_waits_for_a_held_lock, 60)
+{
+	run_with("2", "policy=locked", holdlock_main);
+	ASSERT_GE(ST(steal_lock_wait), 1);
+}
+
+WSR_TEST_TIMEOUT(trylock_thief_moves_on_from_a_held_lock, 60)
+{
+	run_with("2", "policy=trylock", holdlock_main);
+	ASSERT_GE(ST(steal_lock_wait), 1);
+}
+
+/* ---- bad values ---- */
+
+/* Runs wsr_main with WSRDEBUG=knobs, its stderr in a file; returns it. */
+static char *stderr_of(const char *knobs, const char *procs)
+{
+	static char buf[4096];
+	FILE *f = tmpfile();
+	size_t n;
+	int saved = dup(2);
+
+	ASSERT(f != NULL && saved >= 0);
+	fflush(stderr);
+	ASSERT(dup2(fileno(f), 2) == 2);
+	setenv("WSRMAXPROCS", procs, 1);
+	setenv("WSRDEBUG", knobs, 1);
+	ASSERT_EQ(wsr_main(skewed_main, NULL), 0);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+WSR_TEST_TIMEOUT(bad_knob_values_are_reported, 60)
+{
+	const char *bad[] = {"steal=some", "victims=closest", "spinning=most", "runnext=2",
+			     "topology=4", "topology=0x2", "policy=cilk"};
+	char knobs[512] = "", want[64];
+	char *err;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		strcat(knobs, bad[i]);
+		strcat(knobs, ",");
+	}
+	strcat(knobs, "stats=0");
+	err = stderr_of(knobs, "2");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(want, sizeof(want), "ignoring bad value %s\n", bad[i]);
+		if (strstr(err, want) == NULL)
+			wsrtest_fail(__FILE__, __LINE__, "no '%s' in stderr:\n%s", bad[i], err);
+	}
+}
+
+WSR_TEST_TIMEOUT(topology_of_the_wrong_size_is_reported, 60)
+{
+	char *err = stderr_of("topology=2x3,victims=nearest", "4");
+
+	if (strstr(err, "ignoring topology=2x3 (6 Ps, not WSRMAXPROCS=4)") == NULL)
+		wsrtest_fail(__FILE__, __LINE__, "stderr:\n%s", err);
+}
+
