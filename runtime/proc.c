@@ -513,11 +513,13 @@ WSR_TRACE_BODY void gosched_body(struct wsr_m *mp, struct wsr_g *gp, bool traced
 		 * global queue, as Go's Gosched does. */
 		uint32_t glen;
 
+		/* The event under the lock: once it is unlocked another M may
+		 * run gp (even to its exit, and its G struct may be reused). */
 		wsr__lock(&wsr__sched.lock);
 		wsr__globrunqput(gp);
 		glen = (uint32_t)load_relaxed(&wsr__sched.runqsize);
-		wsr__unlock(&wsr__sched.lock);
 		WSR_TRACE_IF(traced, globrunq_put, &mp->stats, mp->p->id, mp->id, gp->goid, glen);
+		wsr__unlock(&wsr__sched.lock);
 		return;
 	}
 	wsr__runqput(mp, mp->p, gp, false);
@@ -547,11 +549,12 @@ static void preempt_m(struct wsr_m *mp, struct wsr_g *gp, void *arg)
 	dropg(mp, gp);
 	store_relaxed(&gp->status, G_RUNNABLE);
 	/* Like Go: a preempted G goes to the global queue, behind everyone. */
+	/* The event under the lock, as in gosched_body. */
 	wsr__lock(&wsr__sched.lock);
 	wsr__globrunqput(gp);
 	glen = (uint32_t)load_relaxed(&wsr__sched.runqsize);
-	wsr__unlock(&wsr__sched.lock);
 	WSR_TRACE(globrunq_put, &mp->stats, mp->p->id, mp->id, gp->goid, glen);
+	wsr__unlock(&wsr__sched.lock);
 }
 
 /* Preempts the running G at once (wsr_go when the global queue is long). */
@@ -631,12 +634,13 @@ WSR_TRACE_BODY void goready_body(struct wsr_g *gp, bool next, bool traced)
 	} else {
 		uint32_t glen;
 
+		/* Rare (a ready from outside any P): traced in both copies,
+		 * under the lock (see gosched_body). */
 		wsr__lock(&wsr__sched.lock);
 		wsr__globrunqput(gp);
 		glen = (uint32_t)load_relaxed(&wsr__sched.runqsize);
-		wsr__unlock(&wsr__sched.lock);
-		/* Rare (a ready from outside any P): traced in both copies. */
 		WSR_TRACE(globrunq_put, wsr__stats_of(mp), -1, m_id(mp), gp->goid, glen);
+		wsr__unlock(&wsr__sched.lock);
 	}
 	wsr__wakep(mp);
 }

@@ -86,14 +86,14 @@ static void exitsyscall0(struct wsr_m *mp, struct wsr_g *gp, void *arg)
 	wsr__lock(&wsr__sched.lock);
 	pp = wsr__pidleget(mp);
 	if (pp == NULL) {
+		/* The event under the lock: after it, another M may run gp. */
 		wsr__globrunqput(gp);
 		glen = (uint32_t)load_relaxed(&wsr__sched.runqsize);
-	}
-	wsr__unlock(&wsr__sched.lock);
-	if (pp == NULL) {
 		WSR_TRACE(globrunq_put, &mp->stats, -1, mp->id, gp->goid, glen);
+		wsr__unlock(&wsr__sched.lock);
 		return;
 	}
+	wsr__unlock(&wsr__sched.lock);
 	wsr__acquirep(mp, pp);
 	wsr__runqput(mp, pp, gp, true);
 }
