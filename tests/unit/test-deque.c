@@ -147,11 +147,14 @@ static struct shared *start(int64_t n, pthread_t *th)
 	return s;
 }
 
-static void finish(struct shared *s, pthread_t *th, int64_t popped)
+/* pushed: the items pushed (those past them never were), set once the
+ * thieves, which read n, are joined. */
+static void finish(struct shared *s, pthread_t *th, int64_t popped, int64_t pushed)
 {
 	atomic_store(&s->done, 1);
 	for (int k = 0; k < NTHIEVES; k++)
 		ASSERT_EQ(pthread_join(th[k], NULL), 0);
+	s->n = pushed;
 	for (int64_t i = 0; i < s->n; i++)
 		if (atomic_load(&s->taken[i]) != 1)
 			wsrtest_fail(__FILE__, __LINE__, "item %jd taken %d times", (intmax_t)i + 1,
@@ -210,7 +213,7 @@ WSR_TEST_TIMEOUT(deque_owner_against_thieves, 60)
 		take(s, gp);
 		popped++;
 	}
-	finish(s, th, popped);
+	finish(s, th, popped, n);
 }
 
 /* Rounds of k items: the owner pushes them, pauses a varying while, and pops
@@ -243,8 +246,7 @@ static void rounds_of(int k)
 	}
 	ASSERT_GE(popped, 1000);
 	ASSERT_GE(atomic_load(&s->stolen), 1000);
-	s->n = i - 1; /* the items pushed; those past them never were */
-	finish(s, th, popped);
+	finish(s, th, popped, i - 1);
 }
 
 WSR_TEST_TIMEOUT(deque_last_item_race, 60)
