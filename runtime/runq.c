@@ -159,6 +159,27 @@ WSR_TRACE_BODY void emit_put(struct wsr_m *mp, struct wsr_p *pp, const struct pu
 		wsr__stat_add(&mp->stats, WSR_ST_runqput_next, 1);
 }
 
+/* Puts the spilled batch (its last G the one being put) on the global queue
+ * and announces the spill and then ev's put (if any), all under sched.lock,
+ * so nobody can take a G from the global queue before the events that put it
+ * there. Sets the putting M's backlog flag past backlog_per_p Gs per P. */
+static void spill_batch(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *const *batch,
+			uint32_t n, const struct putev *ev, bool traced)
+{
+	int32_t glen;
+
+	wsr__lock(&wsr__sched.lock);
+	wsr__globrunqputbatch(batch, n);
+	glen = load_relaxed(&wsr__sched.runqsize);
+	if (wsr__sched.backlog_per_p != 0 &&
+	    glen > (int64_t)wsr__sched.backlog_per_p * wsr__sched.gomaxprocs)
+		mp->backlog = true;
+	WSR_TRACE_IF(traced, runq_spill, &mp->stats, pp->id, mp->id, n, (uint32_t)glen);
+	if (ev != NULL)
+		emit_put(mp, pp, ev, wsr__runqlen(pp), traced);
+	wsr__unlock(&wsr__sched.lock);
+}
+
 /* Moves half the full ring plus gp to the global queue in one batch. With ev,
  * its runqput event follows the runq_spill, both under sched.lock, so nobody
  * can take gp from the global queue before the events that put it there. */
@@ -167,7 +188,6 @@ static bool runqputslow(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, ui
 {
 	struct wsr_g *batch[WSR_RUNQ_SIZE / 2 + 1];
 	uint32_t n = (t - h) / 2, i;
-	int32_t glen;
 
 	WSR_ASSERT(n == WSR_RUNQ_SIZE / 2);
 	for (i = 0; i < n; i++)
@@ -176,16 +196,7 @@ static bool runqputslow(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, ui
 	if (!cas_rel(&pp->runqhead, &h, h + n))
 		return false;
 	batch[n] = gp;
-	wsr__lock(&wsr__sched.lock);
-	wsr__globrunqputbatch(batch, n + 1);
-	glen = load_relaxed(&wsr__sched.runqsize);
-	if (wsr__sched.backlog_per_p != 0 &&
-	    glen > (int64_t)wsr__sched.backlog_per_p * wsr__sched.gomaxprocs)
-		mp->backlog = true;
-	WSR_TRACE(runq_spill, &mp->stats, pp->id, mp->id, n + 1, (uint32_t)glen);
-	if (ev != NULL)
-		emit_put(mp, pp, ev, wsr__runqlen(pp), true);
-	wsr__unlock(&wsr__sched.lock);
+	spill_batch(mp, pp, batch, n + 1, ev, true);
 	return true;
 }
 
@@ -283,7 +294,6 @@ static void dq_putslow(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, boo
 	struct wsr_g *batch[WSR_DEQUE_SIZE / 2 + 1];
 	struct putev ev = {gp, 0, NULL};
 	uint32_t n = 0;
-	int32_t glen;
 
 	if (policy_locked()) {
 		wsr__lock(&pp->dqlock);
@@ -299,15 +309,7 @@ static void dq_putslow(struct wsr_m *mp, struct wsr_p *pp, struct wsr_g *gp, boo
 			break;
 	}
 	batch[n] = gp;
-	wsr__lock(&wsr__sched.lock);
-	wsr__globrunqputbatch(batch, n + 1);
-	glen = load_relaxed(&wsr__sched.runqsize);
-	if (wsr__sched.backlog_per_p != 0 &&
-	    glen > (int64_t)wsr__sched.backlog_per_p * wsr__sched.gomaxprocs)
-		mp->backlog = true;
-	WSR_TRACE_IF(traced, runq_spill, &mp->stats, pp->id, mp->id, n + 1, (uint32_t)glen);
-	emit_put(mp, pp, &ev, wsr__deque_len(&pp->dq), traced);
-	wsr__unlock(&wsr__sched.lock);
+	spill_batch(mp, pp, batch, n + 1, &ev, traced);
 }
 
 /* policy=deque: gp at the bottom, announced before the push makes it
