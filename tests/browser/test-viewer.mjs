@@ -215,11 +215,17 @@ async function main() {
     ok(JSON.stringify(drawn) === JSON.stringify(edges), 'steal-graph edges equal the steal_graph rows', { drawn, edges });
     await page.screenshot({ path: path.join(shots, 'viewer.png'), fullPage: true });
 
-    // Zoom with the wheel at the middle of the timeline.
+    // Zoom with the wheel over the middle of the trace's longest G run, so
+    // that the zoomed window holds a G slice whatever the recorded trace looks
+    // like (the middle of the timeline may be an idle gap or tiny runs).
     const before = await page.$eval('#range', (r) => [Number(r.dataset.t0), Number(r.dataset.t1)]);
     const box = await page.$eval('#timeline', (c) => { const r = c.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width }; });
     const seq0 = await page.$eval('#timeline', (c) => c.dataset.seq);
-    await page.mouse.move(box.x + 64 + (box.w - 64) / 2, box.y + 40);
+    const [longest] = sql(db, "SELECT (g.start_ts + g.end_ts) / 2 - t.start_ts FROM g_state g, trace_info t " +
+      "WHERE g.state = 'running' ORDER BY g.end_ts - g.start_ts DESC LIMIT 1");
+    const mid = longest ? Number(longest[0]) : (before[0] + before[1]) / 2;
+    const frac = Math.min(Math.max((mid - before[0]) / (before[1] - before[0]), 0), 1);
+    await page.mouse.move(box.x + 64 + (box.w - 64) * frac, box.y + 40);
     for (let i = 0; i < 4; i++) await page.mouse.wheel(0, -300);
     await waitFor(page, (s) => document.getElementById('timeline').dataset.seq !== s, seq0);
     await waitFor(page, () => window.__wsr.lastZoomMs !== null);
