@@ -14,21 +14,12 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from tap import done, ok as tap  # noqa: E402
+
 HELP_OPT = re.compile(r'^  (?:-(\w), |    )--([a-z][a-z-]*)(?: ([A-Z][A-Z_]*))?(?:  |$)')
 MAN_OPT = re.compile(r'^\*(?:-(\w)\*, \*)?--([a-z][a-z-]*)\*(?: _([A-Z][A-Z_]*)_)?$')
 
-n = 0
-failed = 0
-
-
-def tap(cond, what, detail=''):
-    global n, failed
-    n += 1
-    print('%s %d - %s' % ('ok' if cond else 'not ok', n, what))
-    if not cond:
-        failed += 1
-        for line in str(detail).splitlines():
-            print('#   ' + line)
 
 
 def help_options(text):
@@ -97,8 +88,7 @@ def main():
                            text=True)
         tap(r.returncode == 0, 'wsr %s --help exits 0' % sub, r.stderr)
         compare('wsr ' + sub, r.stdout, page)
-    print('1..%d' % n)
-    return 1 if failed else 0
+    return done()
 
 
 if __name__ == '__main__':
