@@ -1,6 +1,6 @@
 # tests/lib/tap.py - the TAP output the python tests share: ok() per check,
-# note() for comments, done() for the plan line and the exit status, run()
-# for a command's output.
+# skip() for a check this build cannot run, note() for comments, done() for
+# the plan line and the exit status, run() for a command's output.
 #
 # Invariants: checks are numbered from 1 in the order they run; done() is
 #   called once, last, and returns 1 if any check failed.
@@ -23,6 +23,14 @@ def ok(cond, name, diag=''):
             print('#   ' + line)
     sys.stdout.flush()
     return cond
+
+
+def skip(name, why):
+    """A check that cannot run here: 'ok N - name # SKIP why'."""
+    global _n
+    _n += 1
+    print('ok %d - %s # SKIP %s' % (_n, name, why))
+    sys.stdout.flush()
 
 
 def note(msg):
