@@ -379,6 +379,7 @@ static int write_meta(struct derive *dv, struct wsr_err *err)
 		{"loss_repairs", (int64_t)dv->loss_repairs, true},
 		{"schedtrace_fields", schedcheck_fields(dv->sc), true},
 		{"schedtrace_unexplained", schedcheck_unexplained(dv->sc), true},
+		{"schedtrace_uncheckable", schedcheck_uncheckable(dv->sc), true},
 		{"other_process_events", (int64_t)dv->val.skipped_other_vpid,
 		 dv->val.want_vpid > 0},
 	};

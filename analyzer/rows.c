@@ -155,7 +155,7 @@ static const struct col cols_sched_field[] = {
 	COL(row_sched_field, field, C_TEXT),  COL(row_sched_field, p, C_OPT),
 	COL(row_sched_field, rt, C_I64),      COL(row_sched_field, recon, C_I64),
 	COL(row_sched_field, read_b, C_I64),  COL(row_sched_field, read_e, C_I64),
-	COL(row_sched_field, racing, C_TEXT), COL(row_sched_field, explained, C_I64),
+	COL(row_sched_field, racing, C_TEXT), COL(row_sched_field, explained, C_OPT),
 };
 
 static const struct col cols_dag_strand[] = {

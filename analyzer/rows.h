@@ -126,7 +126,7 @@ struct row_event_count {
 	int64_t n;
 };
 
-/* schedtrace_fields: p opt. */
+/* schedtrace_fields: p and explained opt. */
 struct row_sched_field {
 	int64_t snap_id, snap_ts;
 	const char *field;

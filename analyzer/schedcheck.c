@@ -40,8 +40,14 @@
  * Invariants:
  *   - Events are fed in time order, each with the changes it made to the
  *     quantities (after minus before, as the reconstruction applied it).
- *   - Per quantity, a history of the last HIST changes gives R(b); a window
- *     older than that is reported as not checkable (explained = 0).
+ *   - Per quantity, a history of the last HIST changes gives R(b); a field
+ *     whose window is older than that is not checkable (explained = -1,
+ *     NULL in the table), and so is one whose subset-sum would need more
+ *     than MAX_CELLS bits; neither counts as unexplained.
+ *   - A field's candidates are unbounded (a snapshot whose reader was
+ *     descheduled mid-read can race with hundreds of changes): the subset
+ *     sum runs over [sum of the negative changes, sum of the positive ones],
+ *     and a difference outside that range is unexplained at once.
  *   - Memory: HIST entries per quantity, plus per pending snapshot its
  *     fields and candidates (snapshots are few: one per schedtrace tick).
  * Concurrency: single-threaded (the deriver's).
@@ -56,9 +62,8 @@
 
 #include "schedcheck.h"
 
-#define HIST       512
-#define MAX_CAND   48
-#define MAX_SUM    8192
+#define HIST      512
+#define MAX_CELLS (1ll << 30) /* bits of the subset-sum table: 128 MiB */
 
 struct hent {
 	int64_t ts, id, value; /* value after the change */
@@ -99,9 +104,8 @@ struct field {
 	int q;
 	int64_t rt, recon, b, e;
 	bool checkable;
-	struct cand c[MAX_CAND];
-	int nc;
-	bool overflow;
+	struct cand *c;
+	int nc, cap;
 };
 
 struct snap {
@@ -117,7 +121,7 @@ struct schedcheck {
 	struct emitter *em; /* index m + 1 */
 	int nem;
 	struct snap *pending, **tail;
-	int64_t n_fields, n_unexplained;
+	int64_t n_fields, n_unexplained, n_uncheckable;
 };
 
 struct schedcheck *schedcheck_create(void)
@@ -131,6 +135,8 @@ struct schedcheck *schedcheck_create(void)
 
 static void snap_free(struct snap *s)
 {
+	for (int i = 0; i < s->nf; i++)
+		free(s->f[i].c);
 	free(s->f);
 	free(s);
 }
@@ -184,15 +190,20 @@ static struct emitter *emitter(struct schedcheck *sc, int32_t m)
 	return &sc->em[k];
 }
 
-static void add_cand(struct field *f, int64_t id, int64_t sd)
+static int add_cand(struct field *f, int64_t id, int64_t sd)
 {
 	if (sd == 0)
-		return;
-	if (f->nc == MAX_CAND) {
-		f->overflow = true;
-		return;
+		return 0;
+	if (f->nc == f->cap) {
+		int cap = f->cap == 0 ? 8 : 2 * f->cap;
+		struct cand *nc = realloc(f->c, (size_t)cap * sizeof(*nc));
+		if (nc == NULL)
+			return -1;
+		f->c = nc;
+		f->cap = cap;
 	}
 	f->c[f->nc++] = (struct cand){id, sd};
+	return 0;
 }
 
 int schedcheck_event(struct schedcheck *sc, int64_t id, int64_t ts, int32_t m, bool pre,
@@ -233,8 +244,8 @@ int schedcheck_event(struct schedcheck *sc, int64_t id, int64_t ts, int32_t m, b
 		 * whose emitter's previous event is at or before their window
 		 * (newest first: the windows' ends decrease going back). */
 		for (int i = Q->npf - 1; !pre && i >= 0 && Q->pf[i]->e >= prev_qual; i--)
-			if (ts > Q->pf[i]->e)
-				add_cand(Q->pf[i], id, ch[k].delta);
+			if (ts > Q->pf[i]->e && add_cand(Q->pf[i], id, ch[k].delta) < 0)
+				return -1;
 	}
 	if (!em->seen)
 		em->pre_q = -1;
@@ -247,12 +258,12 @@ int schedcheck_event(struct schedcheck *sc, int64_t id, int64_t ts, int32_t m, b
 
 /* R(b) of quantity q and the candidates of kinds (a) and (b) from its
  * history; (c) that already happened (ts in (e, now]) too. */
-static void field_open(struct schedcheck *sc, struct field *f)
+static int field_open(struct schedcheck *sc, struct field *f)
 {
 	f->checkable = true;
 	f->recon = 0;
 	if (f->q >= sc->nq)
-		return;
+		return 0;
 	struct qhist *Q = &sc->q[f->q];
 	bool found = false;
 	for (int k = Q->n - 1; k >= 0; k--) {
@@ -262,10 +273,10 @@ static void field_open(struct schedcheck *sc, struct field *f)
 				f->recon = h->value;
 				found = true;
 			}
-			if (h->pre && h->next_ts > f->b)
-				add_cand(f, h->id, -h->delta);
-		} else if (h->ts <= f->e) {
-			add_cand(f, h->id, h->delta); /* (a) */
+			if (h->pre && h->next_ts > f->b && add_cand(f, h->id, -h->delta) < 0)
+				return -1;
+		} else if (h->ts <= f->e && add_cand(f, h->id, h->delta) < 0) {
+			return -1; /* (a) */
 		}
 	}
 	if (!found && Q->dropped)
@@ -274,9 +285,11 @@ static void field_open(struct schedcheck *sc, struct field *f)
 	 * rest of its reads). Later ones come through schedcheck_event. */
 	for (int k = 0; k < Q->n; k++) {
 		const struct hent *h = &Q->h[(Q->head - Q->n + k + 2 * HIST) % HIST];
-		if (h->ts > f->e && !h->pre && h->prev_qual <= f->e)
-			add_cand(f, h->id, h->delta);
+		if (h->ts > f->e && !h->pre && h->prev_qual <= f->e &&
+		    add_cand(f, h->id, h->delta) < 0)
+			return -1;
 	}
+	return 0;
 }
 
 int schedcheck_pending(struct schedcheck *sc, int32_t m, int q, int64_t delta, int64_t id,
@@ -316,8 +329,7 @@ int schedcheck_snapshot(struct schedcheck *sc, int64_t id, int64_t ts, const str
 		f->rt = rd[i].value;
 		f->b = rd[i].b;
 		f->e = rd[i].e;
-		field_open(sc, f);
-		if (grow_q(sc, f->q) < 0)
+		if (field_open(sc, f) < 0 || grow_q(sc, f->q) < 0)
 			return -1;
 		struct qhist *Q = &sc->q[f->q];
 		if (Q->npf == Q->pfcap) {
@@ -333,50 +345,99 @@ int schedcheck_snapshot(struct schedcheck *sc, int64_t id, int64_t ts, const str
 	return 0;
 }
 
-/* A subset of f's candidates whose changes add up to rt - recon: sums
- * reachable so far (offset MAX_SUM) with the candidate that first reached
- * each; *used gets a bit per candidate of the subset. */
-static bool explain(const struct field *f, uint64_t *used)
+/* A subset of f's candidates whose changes add up to rt - recon. Layer k
+ * of the table is the set of sums reachable with the first k candidates,
+ * over [lo, hi] (the sums of the negative and of the positive changes); a
+ * sum reachable at layer k but not k-1 takes candidate k-1, which walks the
+ * subset back. used[k] = candidate k is in it. Returns 1 (explained), 0
+ * (no subset), -1 (the table would exceed MAX_CELLS), -2 (out of memory). */
+static int explain(const struct field *f, bool *used)
 {
-	int64_t want = f->rt - f->recon;
-	static int16_t by[2 * MAX_SUM + 1][MAX_CAND + 1];
-	static bool reach[MAX_CAND + 1][2 * MAX_SUM + 1];
+	int64_t want = f->rt - f->recon, lo = 0, hi = 0;
 
-	*used = 0;
 	if (want == 0)
-		return true;
-	if (want < -MAX_SUM || want > MAX_SUM || f->nc == 0)
-		return false;
-	memset(reach[0], 0, sizeof(reach[0]));
-	reach[0][MAX_SUM] = true;
+		return 1;
 	for (int k = 0; k < f->nc; k++) {
-		memcpy(reach[k + 1], reach[k], sizeof(reach[0]));
-		for (int s = 0; s <= 2 * MAX_SUM; s++) {
-			if (!reach[k][s])
-				continue;
-			int64_t t = s + f->c[k].sign_delta;
-			if (t < 0 || t > 2 * MAX_SUM || reach[k + 1][t])
-				continue;
-			reach[k + 1][t] = true;
-			by[t][k + 1] = (int16_t)s;
-		}
+		if (f->c[k].sign_delta < 0)
+			lo += f->c[k].sign_delta;
+		else
+			hi += f->c[k].sign_delta;
 	}
-	int s = (int)(MAX_SUM + want);
-	if (!reach[f->nc][s])
-		return false;
-	for (int k = f->nc; k > 0; k--) {
-		if (reach[k - 1][s])
-			continue; /* reachable without candidate k-1 */
-		*used |= 1ull << (k - 1);
-		s = by[s][k];
+	if (want < lo || want > hi)
+		return 0;
+	int64_t w = hi - lo + 1, words = (w + 63) / 64;
+	if ((int64_t)(f->nc + 1) * words * 64 > MAX_CELLS)
+		return -1;
+	uint64_t *t = calloc((size_t)((f->nc + 1) * words), sizeof(*t));
+	if (t == NULL)
+		return -2;
+#define BIT(k, v)    (t[(int64_t)(k) * words + ((v) - lo) / 64] >> (((v) - lo) % 64) & 1)
+#define SETBIT(k, v) (t[(int64_t)(k) * words + ((v) - lo) / 64] |= 1ull << (((v) - lo) % 64))
+	SETBIT(0, 0);
+	for (int k = 0; k < f->nc; k++) {
+		int64_t d = f->c[k].sign_delta;
+		memcpy(t + (int64_t)(k + 1) * words, t + (int64_t)k * words,
+		       (size_t)words * sizeof(*t));
+		for (int64_t v = lo; v <= hi; v++)
+			if (BIT(k, v) && v + d >= lo && v + d <= hi)
+				SETBIT(k + 1, v + d);
 	}
-	return true;
+	int ok = BIT(f->nc, want) ? 1 : 0;
+	for (int64_t k = f->nc, v = want; ok && k > 0; k--) {
+		used[k - 1] = !BIT(k - 1, v); /* not reachable without candidate k-1 */
+		if (used[k - 1])
+			v -= f->c[k - 1].sign_delta;
+	}
+#undef BIT
+#undef SETBIT
+	free(t);
+	return ok;
+}
+
+/* The racing list of a field: the ids of the subset, "[id,...]". */
+static char *racing_json(const struct field *f, const bool *used)
+{
+	size_t cap = 3, off = 0;
+	for (int k = 0; k < f->nc; k++)
+		cap += used[k] ? 21 : 0;
+	char *s = malloc(cap);
+	if (s == NULL)
+		return NULL;
+	s[off++] = '[';
+	for (int k = 0; k < f->nc; k++)
+		if (used[k])
+			off += (size_t)snprintf(s + off, cap - off, "%s%" PRId64, off > 1 ? "," : "",
+						f->c[k].id);
+	snprintf(s + off, cap - off, "]");
+	return s;
+}
+
+/* Settles one field: its row through cb. */
+static int settle(struct schedcheck *sc, const struct snap *s, const struct field *f,
+		  sc_row_cb cb, void *ctx)
+{
+	bool *used = calloc((size_t)f->nc + 1, sizeof(*used));
+	char *racing = NULL;
+	int r = used == NULL ? -2 : f->checkable ? explain(f, used) : -1;
+
+	if (r == -2 || (r == 1 && f->rt != f->recon && (racing = racing_json(f, used)) == NULL)) {
+		free(used);
+		return -1; /* out of memory */
+	}
+	struct sc_row row = {s->id, s->ts, f->q, f->rt, f->recon, f->b, f->e, racing, r};
+	sc->n_fields++;
+	if (r == 0)
+		sc->n_unexplained++;
+	else if (r < 0)
+		sc->n_uncheckable++;
+	int ret = cb(ctx, &row);
+	free(racing);
+	free(used);
+	return ret;
 }
 
 int schedcheck_finish(struct schedcheck *sc, sc_row_cb cb, void *ctx)
 {
-	char racing[MAX_CAND * 24 + 3];
-
 	/* (d): changes still owed at the end of the trace. */
 	for (int k = 0; k < sc->nem; k++) {
 		const struct emitter *em = &sc->em[k];
@@ -384,35 +445,16 @@ int schedcheck_finish(struct schedcheck *sc, sc_row_cb cb, void *ctx)
 			continue;
 		const struct qhist *Q = &sc->q[em->pend_q];
 		for (int i = Q->npf - 1; i >= 0 && Q->pf[i]->e >= em->pend_ts; i--)
-			add_cand(Q->pf[i], em->pend_id, em->pend_delta);
+			if (add_cand(Q->pf[i], em->pend_id, em->pend_delta) < 0)
+				return -1;
 	}
 	for (int q = 0; q < sc->nq; q++)
 		sc->q[q].npf = 0; /* every pending snapshot is settled below */
 	for (struct snap *s = sc->pending, *n; s != NULL; s = n) {
 		n = s->next;
-		for (int i = 0; i < s->nf; i++) {
-			const struct field *f = &s->f[i];
-			uint64_t used = 0;
-			bool ok = f->checkable && !f->overflow && explain(f, &used);
-			size_t off = 0;
-			racing[0] = '\0';
-			if (ok && used != 0) {
-				off += (size_t)snprintf(racing + off, sizeof(racing) - off, "[");
-				for (int k = 0; k < f->nc; k++)
-					if (used & (1ull << k))
-						off += (size_t)snprintf(racing + off, sizeof(racing) - off,
-									"%s%" PRId64, off > 1 ? "," : "",
-									f->c[k].id);
-				snprintf(racing + off, sizeof(racing) - off, "]");
-			}
-			struct sc_row row = {s->id, s->ts, f->q, f->rt, f->recon, f->b, f->e,
-					     racing[0] != '\0' ? racing : NULL, ok};
-			sc->n_fields++;
-			if (!ok)
-				sc->n_unexplained++;
-			if (cb(ctx, &row) < 0)
+		for (int i = 0; i < s->nf; i++)
+			if (settle(sc, s, &s->f[i], cb, ctx) < 0)
 				return -1;
-		}
 		snap_free(s);
 		sc->pending = n;
 	}
@@ -423,6 +465,11 @@ int schedcheck_finish(struct schedcheck *sc, sc_row_cb cb, void *ctx)
 int64_t schedcheck_unexplained(const struct schedcheck *sc)
 {
 	return sc->n_unexplained;
+}
+
+int64_t schedcheck_uncheckable(const struct schedcheck *sc)
+{
+	return sc->n_uncheckable;
 }
 
 int64_t schedcheck_fields(const struct schedcheck *sc)

@@ -35,7 +35,9 @@ struct sc_row {
 	int q;
 	int64_t rt, recon, b, e;
 	const char *racing; /* JSON array of event ids, NULL when rt == recon or unexplained */
-	bool explained;     /* rt == recon, or racing adds up to the difference */
+	int explained;      /* 1: rt == recon, or racing adds up to the difference; 0: no
+			     * subset does; -1: not checkable (the window is older than
+			     * the history kept, or the subset-sum is too large) */
 };
 
 typedef int (*sc_row_cb)(void *ctx, const struct sc_row *row);
@@ -55,5 +57,6 @@ int schedcheck_snapshot(struct schedcheck *sc, int64_t id, int64_t ts, const str
 int schedcheck_finish(struct schedcheck *sc, sc_row_cb cb, void *ctx);
 int64_t schedcheck_fields(const struct schedcheck *sc);
 int64_t schedcheck_unexplained(const struct schedcheck *sc);
+int64_t schedcheck_uncheckable(const struct schedcheck *sc);
 
 #endif /* WSR_ANALYZER_SCHEDCHECK_H */

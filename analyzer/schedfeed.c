@@ -188,7 +188,7 @@ static int sq_row(void *ctx, const struct sc_row *f)
 		.read_b = f->b,
 		.read_e = f->e,
 		.racing = f->racing,
-		.explained = f->explained,
+		.explained = f->explained < 0 ? ROW_NULL : f->explained,
 	};
 
 	return rows_add(dv->rows, ROWS_SCHED_FIELDS, &row, dv->sc_err);

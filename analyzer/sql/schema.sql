@@ -18,7 +18,7 @@
 -- Concurrency: written once by `wsr ingest` (to X.db.tmp, then renamed);
 --   read-only afterwards (the viewer opens it with SQLITE_OPEN_READONLY).
 
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 
 -- Trace-wide facts: trace_path, hostname, procname, vpid, gomaxprocs,
 -- runq_size, runtime_version, start_ts, end_ts, duration_ns, events,
@@ -264,7 +264,9 @@ CREATE TABLE p_counters (
 -- recon the reconstruction when the field was read (read_b: the start of its
 -- read window, read_e its end; both the event's ts in traces without
 -- read_ts); racing the events (ids) whose changes raced with the read and
--- add up to rt - recon; explained = 1 when rt = recon or racing explains it.
+-- add up to rt - recon; explained = 1 when rt = recon or racing explains it,
+-- 0 when no subset of the racing events does, NULL when the field cannot be
+-- checked (its read window is older than the history the check keeps).
 CREATE TABLE schedtrace_fields (
   snap_id   INTEGER NOT NULL,
   snap_ts   INTEGER NOT NULL,
@@ -275,7 +277,7 @@ CREATE TABLE schedtrace_fields (
   read_b    INTEGER NOT NULL,
   read_e    INTEGER NOT NULL,
   racing    TEXT,
-  explained INTEGER NOT NULL
+  explained INTEGER
 );
 
 -- Where events were lost (LTTng discard mode, or packets lost in transit):

@@ -165,7 +165,8 @@ SELECT k, ts FROM ticks;
 -- snapshot (rt_* from the event; the others from schedtrace_fields: each
 -- field reconstructed when the runtime read it). explained = 1 when every
 -- field agrees or its difference is explained by the racing events listed
--- in racing (ids of events).
+-- in racing (ids of events); 0 when some field's is not; NULL when none is
+-- unexplained but some field could not be checked.
 CREATE VIEW schedtrace_check AS
 SELECT
   e.ts, e.t,
@@ -187,7 +188,8 @@ SELECT
   (SELECT CASE WHEN count(*) = 0 THEN NULL ELSE json_group_array(recon) END FROM (
     SELECT recon FROM schedtrace_fields f
     WHERE f.snap_id = e.id AND f.field = 'schedticks' ORDER BY f.p)) AS schedticks,
-  (SELECT coalesce(min(explained), 1) FROM schedtrace_fields f WHERE f.snap_id = e.id) AS explained,
+  (SELECT CASE WHEN min(explained) = 0 THEN 0 WHEN count(*) > count(explained) THEN NULL
+     ELSE 1 END FROM schedtrace_fields f WHERE f.snap_id = e.id) AS explained,
   (SELECT CASE WHEN count(*) = 0 THEN NULL ELSE json_group_array(json_object('field', field,
       'p', p, 'rt', rt, 'recon', recon, 'racing', json(racing))) END
     FROM schedtrace_fields f WHERE f.snap_id = e.id AND f.rt != f.recon) AS racing

@@ -610,6 +610,89 @@ WSR_TEST(derive_schedtrace_change_before_wakeup)
 		  1);
 }
 
+/* n rounds of G1 put on P0's ring and run from it: 2n ring changes and n
+ * schedticks, from ts on, 4 ns a round. */
+static void put_run_rounds(int64_t ts, int n)
+{
+	for (int i = 0; i < n; i++, ts += 4) {
+		EV(EV_RUNQPUT, ts, 0, 0, I(1), I(0), I(0), I(1));
+		EV(EV_G_RUN, ts + 1, 0, 0, I(1), I(WSR_SOURCE_LOCAL), I(0));
+		EV(EV_G_STOP, ts + 2, 0, 0, I(1), I(WSR_REASON_YIELD));
+	}
+}
+
+/* A snapshot whose reader was descheduled mid-read races with every change
+ * in its window, here 120 on the ring and 60 on schedticks (seen: 467 us,
+ * more than the 48 candidates the check once kept, and the field was then
+ * reported unexplained). Every such field is still checked: a value some
+ * subset reaches is explained, one outside [all the -1s, all the +1s] is
+ * not. */
+WSR_TEST(derive_schedtrace_many_racing)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(1), I(256));
+	EV(EV_G_CREATE, 110, 0, 0, I(1), I(0));
+	put_run_rounds(200, 60);
+	ASSERT_EQ(sched_ev(500, "{\"gomaxprocs\":1,\"idleprocs\":0,\"threads\":1,"
+				"\"spinningthreads\":0,\"needspinning\":0,\"idlethreads\":0,"
+				"\"runqueue\":0,\"runq\":[1],\"schedticks\":[30],\"read_ts\":[190]}"),
+		  0);
+	put_run_rounds(600, 60);
+	ASSERT_EQ(sched_ev(900, "{\"gomaxprocs\":1,\"idleprocs\":0,\"threads\":1,"
+				"\"spinningthreads\":0,\"needspinning\":0,\"idlethreads\":0,"
+				"\"runqueue\":0,\"runq\":[61],\"schedticks\":[100],"
+				"\"read_ts\":[590]}"),
+		  0);
+	finish();
+	ASSERT_EQ(q1("SELECT explained FROM schedtrace_fields WHERE snap_ts = 500 AND field = "
+		     "'runq'"),
+		  1);
+	ASSERT_EQ(q1("SELECT json_array_length(racing) FROM schedtrace_fields WHERE snap_ts = 500 "
+		     "AND field = 'runq'"),
+		  1);
+	ASSERT_EQ(q1("SELECT explained FROM schedtrace_fields WHERE snap_ts = 500 AND field = "
+		     "'schedticks'"),
+		  1);
+	ASSERT_EQ(q1("SELECT count(*) FROM schedtrace_fields f, json_each(f.racing) j JOIN events "
+		     "e ON e.id = j.value WHERE f.snap_ts = 500 AND f.field = 'schedticks' AND "
+		     "e.name = 'g_run' AND e.ts > 190 AND e.ts <= 500"),
+		  30);
+	ASSERT_EQ(q1("SELECT explained FROM schedtrace_fields WHERE snap_ts = 900 AND field = "
+		     "'runq'"),
+		  0);
+	ASSERT_EQ(q1("SELECT explained FROM schedtrace_fields WHERE snap_ts = 900 AND field = "
+		     "'schedticks'"),
+		  1);
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'schedtrace_unexplained'"), 1);
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'schedtrace_uncheckable'"), 0);
+}
+
+/* A read window older than the history the check keeps per quantity (512
+ * changes) cannot be checked: explained is NULL, counted apart from the
+ * unexplained, and the snapshot's schedtrace_check row is NULL too. */
+WSR_TEST(derive_schedtrace_window_older_than_history)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(1), I(256));
+	EV(EV_G_CREATE, 110, 0, 0, I(1), I(0));
+	put_run_rounds(200, 300);
+	ASSERT_EQ(sched_ev(2000, "{\"gomaxprocs\":1,\"idleprocs\":0,\"threads\":1,"
+				 "\"spinningthreads\":0,\"needspinning\":0,\"idlethreads\":0,"
+				 "\"runqueue\":0,\"runq\":[0],\"schedticks\":[300],"
+				 "\"read_ts\":[150]}"),
+		  0);
+	finish();
+	ASSERT_EQ(q1("SELECT explained IS NULL FROM schedtrace_fields WHERE snap_ts = 2000 AND "
+		     "field = 'runq'"),
+		  1);
+	ASSERT_EQ(q1("SELECT explained FROM schedtrace_fields WHERE snap_ts = 2000 AND field = "
+		     "'schedticks'"),
+		  1);
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'schedtrace_unexplained'"), 0);
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'schedtrace_uncheckable'"), 1);
+	ASSERT_EQ(q1("SELECT explained IS NULL FROM schedtrace_check WHERE ts = 2000"), 1);
+}
+
 /* Gs readied by the poller keep the source netpoll wherever they went: the
  * first ran directly (no queue), the others went to the global queue and a
  * global get moved one of them into the ring: its run empties the ring. */

@@ -218,11 +218,11 @@ def check_schedtrace(db, ctx, exact=False):
         if v != rt:
             mism.append((sid, field, p, rt, v))
     ok(not mism, '%s: schedtrace_fields holds the runtime\'s values' % ctx, mism)
-    for field, n, same, expl in db.execute(
-            'SELECT field, count(*), sum(rt = recon), sum(explained) FROM schedtrace_fields '
-            'GROUP BY field ORDER BY field'):
-        print('# %s: %s equal in %d of %d reads, the other %d explained by racing events'
-              % (ctx, field, same, n, expl - same))
+    for field, n, same, expl, unchecked in db.execute(
+            'SELECT field, count(*), sum(rt = recon), total(explained), count(*) - '
+            'count(explained) FROM schedtrace_fields GROUP BY field ORDER BY field'):
+        print('# %s: %s equal in %d of %d reads, %d explained by racing events, %d not '
+              'checkable' % (ctx, field, same, n, expl - same, unchecked))
     bad = db.execute('SELECT snap_ts, field, p, rt, recon, read_b, read_e FROM schedtrace_fields '
                      'WHERE explained = 0 LIMIT 10').fetchall()
     ok(not bad, '%s: every field of every snapshot agrees or is explained' % ctx, bad)
@@ -238,6 +238,12 @@ def check_schedtrace(db, ctx, exact=False):
                              ).fetchone()
     ok(unexplained is not None and unexplained[0] == 0,
        '%s: meta.schedtrace_unexplained is 0' % ctx, unexplained)
+    fields, unchecked = db.execute("SELECT (SELECT value FROM meta WHERE key = "
+                                   "'schedtrace_fields'), (SELECT value FROM meta WHERE key = "
+                                   "'schedtrace_uncheckable')").fetchone()
+    ok(unchecked is not None and unchecked < fields,
+       '%s: meta.schedtrace_uncheckable is given, and some field was checked' % ctx,
+       (fields, unchecked))
     if exact:
         racing = db.execute('SELECT count(*) FROM schedtrace_fields WHERE rt != recon'
                             ).fetchone()[0]
@@ -335,7 +341,7 @@ def case_sim(wsr, sim, tmp):
         return
     ok(not tmp_files(dbpath), 'no .tmp left after a successful ingest')
     db = sqlite3.connect(dbpath)
-    ok(db.execute('PRAGMA user_version').fetchone()[0] == 2, 'PRAGMA user_version is 2')
+    ok(db.execute('PRAGMA user_version').fetchone()[0] == 3, 'PRAGMA user_version is 3')
     disc = db.execute("SELECT value FROM meta WHERE key = 'discarded_events'").fetchone()[0]
     ok(disc == 0, 'the recording lost no event', disc)
     check_counts(db, stats, bt2_event_count(trace))
