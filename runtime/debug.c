@@ -507,6 +507,12 @@ void wsr__schedtrace(bool detailed)
 	}
 	/* Like Go, under sched.lock: the idle lists and the global queue are still. */
 	wsr__lock(&wsr__sched.lock);
+	if (wsr__sched.mexited > 0) {
+		/* The teardown has begun and Ms leave without an event: a snapshot
+		 * now would count fewer threads than the trace can account for. */
+		wsr__unlock(&wsr__sched.lock);
+		goto out;
+	}
 	schedtrace_read(&st, runq, ticks, read_ts);
 	/* The event first, right after the reads: its timestamp is then as close
 	 * as can be to the snapshot the analyzer cross-checks it against. */
