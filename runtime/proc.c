@@ -946,7 +946,10 @@ top:
 		for (i = 0; i < wsr__sched.gomaxprocs; i++) {
 			struct wsr_p *p2 = &wsr__sched.allp[i];
 
-			if (load_relaxed(&p2->status) != P_IDLE && !wsr__runqempty(p2)) {
+			/* Stealable work only: a runnext that no thief may take sent
+			 * a tokio spinner round this loop (take an idle P, fail to
+			 * steal, drop it) every 5 us for as long as its owner ran. */
+			if (load_relaxed(&p2->status) != P_IDLE && wsr__runqstealable(p2)) {
 				wsr__lock(&wsr__sched.lock);
 				p2 = pidlegetspinning(mp);
 				wsr__unlock(&wsr__sched.lock);

@@ -580,6 +580,15 @@ struct wsr_g *wsr__runqsteal(struct wsr_m *mp, struct wsr_p *pp, struct wsr_p *p
 	return gp;
 }
 
+bool wsr__runqstealable(struct wsr_p *pp)
+{
+	if (policy_deque() || !wsr__sched.runnext_nosteal)
+		return !wsr__runqempty(pp);
+	/* runnext aside: under tokio no thief ever takes it (Tokio's
+	 * Local::is_stealable leaves the LIFO slot out too, queue.rs). */
+	return load_seq(&pp->runqtail) != load_seq(&pp->runqhead);
+}
+
 bool wsr__runqempty(struct wsr_p *pp)
 {
 	if (policy_deque()) {

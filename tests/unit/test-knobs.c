@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <wsr.h>
@@ -164,6 +165,39 @@ WSR_TEST_TIMEOUT(tokio_caps_runnext_at_3_in_a_row, 30)
 	run_with("1", "policy=tokio", pingpong_main);
 	ASSERT_GT(ST(runqput_next), 0);
 	ASSERT_LE(4 * ST(runqput_next), 3 * ST(runqput) + 8);
+}
+
+/* A G in a running P's runnext is no thief's under tokio: a spinner that
+ * counted it as work before parking took an idle P, failed to steal, gave
+ * the P back and went round again, every 5 us for as long as the owner ran
+ * (seen in fidelity-sched-tokio: 400 rounds in 2 ms). The main G readies
+ * one G (to its runnext) and then runs 20 ms without a scheduling point. */
+static void nop_g(void *arg)
+{
+	(void)arg;
+}
+
+static int ready_then_run_20ms_main(void *arg)
+{
+	struct timespec t0, t;
+
+	(void)arg;
+	wsr_go(nop_g, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 20000000L);
+	return 0;
+}
+
+WSR_TEST_TIMEOUT(tokio_spinner_parks_beside_an_unstealable_runnext, 30)
+{
+	run_with("2", "policy=tokio", ready_then_run_20ms_main);
+	printf("# p_busy=%llu spin_start=%llu steal_scan=%llu\n",
+	       (unsigned long long)ST(p_busy), (unsigned long long)ST(spin_start),
+	       (unsigned long long)ST(steal_scan));
+	/* a few wakeups (the ready, sysmon's), not one round per 5 us */
+	ASSERT_LE(ST(p_busy), 50);
 }
 
 /* ---- spinning= ---- */
