@@ -943,10 +943,14 @@ top:
 		}
 		wsr__unlock(&wsr__sched.lock);
 
+		/* Only what a steal could take: under policy=tokio a G in
+		 * runnext is its running owner's, and counting it sent this M
+		 * round (a P, a failed steal, the P back) until the owner
+		 * blocked (test-knobs, tokio_idle_m_parks_...). */
 		for (i = 0; i < wsr__sched.gomaxprocs; i++) {
 			struct wsr_p *p2 = &wsr__sched.allp[i];
 
-			if (load_relaxed(&p2->status) != P_IDLE && !wsr__runqempty(p2)) {
+			if (load_relaxed(&p2->status) != P_IDLE && wsr__runqstealable(p2)) {
 				wsr__lock(&wsr__sched.lock);
 				p2 = pidlegetspinning(mp);
 				wsr__unlock(&wsr__sched.lock);

@@ -4,7 +4,8 @@
  * runnext cap, spinning=none, victims= and topology= (the order itself and
  * the stats line's steal_remote), and the lock-wait event: under locked a
  * thief waits for a held deque lock, under trylock it moves on, under go
- * it never occurs.
+ * it never occurs; and policy=tokio's idle M beside a LIFO slot no thief
+ * may take.
  *
  * Invariants: every case runs wsr_main once in its own child (wsrtest.h)
  *   with the knobs it sets, and reads the runtime's own counters of that
@@ -238,6 +239,59 @@ WSR_TEST_TIMEOUT(steal_remote_is_0_on_one_node, 60)
 	run_with("4", "topology=1x4,victims=nearest", skewed_main);
 	ASSERT_GT(ST(steal), 0);
 	ASSERT_EQ(ST(steal_remote), 0);
+}
+
+/* ---- policy=tokio's LIFO slot, which no thief takes ---- */
+
+#define LIFO_ROUNDS 100
+static _Atomic long lifo_ran;
+
+static void lifo_leaf(void *arg)
+{
+	(void)arg;
+	lifo_ran++;
+	wsr_waitgroup_done(wg);
+}
+
+/* Each round puts one G in the spawner's runnext (Tokio's LIFO slot) and
+ * keeps the P busy, with no yield point, for a while (about 0.1-1 ms): an
+ * M woken for the G can take nothing while it sits in the slot (not
+ * stealable; the cap of 3 puts some in the ring, which a thief may take),
+ * so it must give its P back and park, not loop until the spawner blocks. */
+static int lifo_main(void *arg)
+{
+	uint64_t x = 1;
+
+	(void)arg;
+	wg = wsr_waitgroup_make();
+	for (int r = 0; r < LIFO_ROUNDS; r++) {
+		wsr_waitgroup_add(wg, 1);
+		wsr_go(lifo_leaf, NULL);
+		for (int i = 0; i < 300000; i++) {
+			x = x * 6364136223846793005ULL + 1;
+			__asm__ volatile("" : "+r"(x));
+		}
+		wsr_waitgroup_wait(wg);
+	}
+	atomic_store_explicit(&sink, x, memory_order_relaxed);
+	wsr_waitgroup_free(wg);
+	return 0;
+}
+
+WSR_TEST_TIMEOUT(tokio_idle_m_parks_beside_an_unstealable_lifo_slot, 60)
+{
+	/* Before the fix findrunnable's re-check after dropping the P
+	 * counted runnext as work: the M took an idle P, failed to steal,
+	 * dropped it and looped, a steal scan every few us for the whole
+	 * busy stretch (6.5 million scans in stress-wakeup at 2 Ps, against
+	 * 33,000 under go). Each round wakes at most a few scans now. */
+	lifo_ran = 0;
+	run_with("2", "policy=tokio", lifo_main);
+	printf("# steal_scan=%llu p_idle=%llu m_park=%llu over %d rounds\n",
+	       (unsigned long long)ST(steal_scan), (unsigned long long)ST(p_idle),
+	       (unsigned long long)ST(m_park), LIFO_ROUNDS);
+	ASSERT_EQ(lifo_ran, LIFO_ROUNDS);
+	ASSERT_LE(ST(steal_scan), 8 * LIFO_ROUNDS);
 }
 
 /* ---- the lock-wait event ---- */
