@@ -1255,18 +1255,22 @@ int wsr_main(int (*main_fn)(void *), void *arg)
 	m0->is_m0 = true;
 	m0->thread = pthread_self();
 	wsr__minit(m0);
+	/* Before the knobs event: it drops a topology of the wrong size. */
+	wsr__steal_order_init(nprocs);
 	/* The origin of the SCHED lines, as close as can be to the init event's
 	 * time, which is the origin of `wsr report`'s. */
 	wsr__sched.starttime = wsr__nanotime();
 	WSR_TRACE(init, &m0->stats, -1, m0->id, nprocs, WSR_RUNQ_SIZE, WSR_VERSION,
 		  wsr__sched.policy);
+	char knobs[192];
+	wsr__debug_knobs(knobs, sizeof(knobs));
+	WSR_TRACE(knobs, &m0->stats, -1, m0->id, knobs);
 	wsr__procinit(nprocs);
 	wsr__acquirep(m0, &wsr__sched.allp[0]);
 	wsr__lock(&wsr__sched.lock);
 	for (i = nprocs - 1; i >= 1; i--)
 		wsr__pidleput(m0, &wsr__sched.allp[i]);
 	wsr__unlock(&wsr__sched.lock);
-	wsr__steal_order_init(nprocs);
 
 	wsr__newproc(m0, main_g, &ma, 0);
 	store_seq(&wsr__sched.mainstarted, 1);

@@ -4,8 +4,8 @@
  * runnext cap, spinning=none, victims= and topology= (the order itself and
  * the stats line's steal_remote), and the lock-wait event: under locked a
  * thief waits for a held deque lock, under trylock it moves on, under go
- * it never occurs; and policy=tokio's idle M beside a LIFO slot no thief
- * may take.
+ * it never occurs; the knobs event's string (wsr__debug_knobs) for each
+ * policy; and policy=tokio's idle M beside a LIFO slot no thief may take.
  *
  * Invariants: every case runs wsr_main once in its own child (wsrtest.h)
  *   with the knobs it sets, and reads the runtime's own counters of that
@@ -348,6 +348,46 @@ static char *stderr_of(const char *knobs, const char *procs)
 	buf[n] = '\0';
 	fclose(f);
 	return buf;
+}
+
+/* ---- the knobs event's string ---- */
+
+static void knobs_of(const char *wsrdebug, char *buf, size_t size)
+{
+	setenv("WSRDEBUG", wsrdebug, 1);
+	wsr__debug_init();
+	wsr__debug_knobs(buf, size);
+}
+
+WSR_TEST(knobs_string_names_every_knob_resolved)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{"", "policy=go,steal=half,victims=random,spinning=half,runnext=1,globalcheck=61,"
+		     "stealrounds=4"},
+		{"policy=deque", "policy=deque,steal=one,victims=random,spinning=half,runnext=1,"
+				 "globalcheck=61,stealrounds=4"},
+		{"policy=tokio", "policy=tokio,steal=half,victims=roundrobin,spinning=halfall,"
+				 "runnext=1,globalcheck=31,stealrounds=1"},
+		{"policy=trylock,steal=half,runnext=0,spinning=none,topology=2x4,victims=nearest",
+		 "policy=trylock,steal=half,victims=nearest,spinning=none,runnext=0,globalcheck=61,"
+		 "stealrounds=4,topology=2x4"},
+	};
+	char got[192], again[192];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		knobs_of(cases[i].in, got, sizeof(got));
+		if (strcmp(got, cases[i].want) != 0)
+			wsrtest_fail(__FILE__, __LINE__, "WSRDEBUG=%s: '%s', want '%s'",
+				     cases[i].in, got, cases[i].want);
+		/* The string is a WSRDEBUG value that gives the same knobs. */
+		knobs_of(got, again, sizeof(again));
+		if (strcmp(again, got) != 0)
+			wsrtest_fail(__FILE__, __LINE__, "'%s' read back as '%s'", got, again);
+	}
+	unsetenv("WSRDEBUG");
+	wsr__debug_init();
 }
 
 WSR_TEST_TIMEOUT(bad_knob_values_are_reported, 60)
