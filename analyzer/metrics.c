@@ -288,6 +288,7 @@ static int load_meta(sqlite3 *db, const char *path, struct metrics *m, struct ws
 			  err);
 	db_meta_read_text(db, "vpid", m->vpid, sizeof(m->vpid), err);
 	db_meta_read_text(db, "policy", m->policy, sizeof(m->policy), err);
+	db_meta_read_text(db, "policy_knobs", m->policy_knobs, sizeof(m->policy_knobs), err);
 	m->start_ts = meta_i(db, "start_ts", 0, err);
 	m->end_ts = meta_i(db, "end_ts", 0, err);
 	m->duration_ns = meta_i(db, "duration_ns", 0, err);

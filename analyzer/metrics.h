@@ -38,6 +38,7 @@ struct metrics {
 	char path[512];
 	char program[256], hostname[256], runtime_version[128], vpid[32];
 	char policy[32]; /* meta policy (init.policy): "" for traces of older runtimes */
+	char policy_knobs[256]; /* meta policy_knobs (the knobs event): "" when absent */
 	int64_t start_ts, end_ts, duration_ns;
 	int gomaxprocs, np;
 	int64_t events, wsr_events, discarded_events, discarded_packets, discarded_ranges;

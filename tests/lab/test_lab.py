@@ -174,6 +174,9 @@ def check_results(wsr, out):
         ok(rt.returncode == 0 and ('\n  policy: %s\n' % c['policy']) in rt.stdout and
            rj.returncode == 0 and json.loads(rj.stdout).get('policy') == c['policy'],
            name + ': wsr report names the policy (text and JSON)', rt.stdout[:400])
+        ok(('\n  knobs: %s\n' % want) in rt.stdout and
+           json.loads(rj.stdout).get('policy_knobs') == want,
+           name + ': wsr report names the knobs (text and JSON)', rt.stdout[:400])
         raw[(c['workload'], c['label'], c['procs'])] = f
         bad = [(k, c[k], f[k]) for k in PREC if k != 'speedup' and not close(c[k], f[k])]
         ok(c['duration_ns'] == f['duration_ns'] and not bad,
@@ -268,7 +271,8 @@ def check_old_trace(wsr, tarball, tmp):
     con.close()
     rt = run([wsr, 'report', db])
     rj = run([wsr, 'report', '--format', 'json', db])
-    ok(pol == [] and 'policy' not in rt.stdout and 'policy' not in json.loads(rj.stdout),
+    ok(pol == [] and 'policy' not in rt.stdout and 'knobs' not in rt.stdout and
+       not {'policy', 'policy_knobs'} & set(json.loads(rj.stdout)),
        'an old trace: no meta policy or policy_knobs, no policy in the report',
        (pol, rt.stdout[:300]))
 
