@@ -5,7 +5,8 @@
  * the stats line's steal_remote), and the lock-wait event: under locked a
  * thief waits for a held deque lock, under trylock it moves on, under go
  * it never occurs; the knobs event's string (wsr__debug_knobs) for each
- * policy; and policy=tokio's idle M beside a LIFO slot no thief may take.
+ * policy; policy=tokio's idle M beside a LIFO slot no thief may take; and
+ * a G preempted to the global queue waking an idle P.
  *
  * Invariants: every case runs wsr_main once in its own child (wsrtest.h)
  *   with the knobs it sets, and reads the runtime's own counters of that
@@ -292,6 +293,60 @@ WSR_TEST_TIMEOUT(tokio_idle_m_parks_beside_an_unstealable_lifo_slot, 60)
 	       (unsigned long long)ST(m_park), LIFO_ROUNDS);
 	ASSERT_EQ(lifo_ran, LIFO_ROUNDS);
 	ASSERT_LE(ST(steal_scan), 8 * LIFO_ROUNDS);
+}
+
+/* ---- a preempted G on the global queue wakes an idle P ---- */
+
+#define PREEMPT_ROUNDS 20
+static _Atomic int hold_done, hold_started;
+
+/* No yield point: holds its M until main says so. */
+static void hold_m(void *arg)
+{
+	(void)arg;
+	atomic_store(&hold_started, 1);
+	while (!atomic_load(&hold_done))
+		sched_yield();
+	wsr_waitgroup_done(wg);
+}
+
+/* At 2 Ps under policy=tokio: main puts a G that never yields in its
+ * runnext (no thief may take it), waits until the other M has parked and
+ * its P is idle, then is preempted to the global queue. Its own M runs the
+ * G from runnext and is held; only the idle P can run main, so the preempt
+ * must wake it (Go's goschedImpl calls wakep after globrunqput). A round
+ * whose G went to the ring instead (Tokio's cap of 3 runnext runs in a
+ * row) may see it stolen and started elsewhere: then main is preempted
+ * all the same, and its own M runs it again. */
+static int preempt_main(void *arg)
+{
+	(void)arg;
+	wg = wsr_waitgroup_make();
+	for (int r = 0; r < PREEMPT_ROUNDS; r++) {
+		atomic_store(&hold_done, 0);
+		atomic_store(&hold_started, 0);
+		wsr_waitgroup_add(wg, 1);
+		wsr_go(hold_m, NULL);
+		while ((load_seq(&wsr__sched.npidle) != 1 || load_seq(&wsr__sched.nmspinning) != 0) &&
+		       !atomic_load(&hold_started))
+			sched_yield();
+		wsr__gopreempt();
+		atomic_store(&hold_done, 1);
+		wsr_waitgroup_wait(wg);
+	}
+	wsr_waitgroup_free(wg);
+	return 0;
+}
+
+WSR_TEST_TIMEOUT(a_preempted_g_wakes_an_idle_p, 30)
+{
+	/* Before the fix preempt_m queued the G and woke nobody: main waited
+	 * behind a G that never yields, with a P idle, until the watchdog. */
+	setenv("WSRMAXPROCS", "2", 1);
+	setenv("WSRDEBUG", "policy=tokio", 1);
+	wsrtest_watchdog(10, "a preempted main behind a G that never yields");
+	ASSERT_EQ(wsr_main(preempt_main, NULL), 0);
+	ASSERT_GE(ST(globrunq_put), PREEMPT_ROUNDS);
 }
 
 /* ---- the lock-wait event ---- */
