@@ -324,6 +324,23 @@ void wsr__debug_init(void)
 		wsr__sched.stacksize = 256 * 1024;
 }
 
+/* The knobs in force as a WSRDEBUG value that reproduces them (the `knobs`
+ * event): the policy, then each knob the policies differ in, resolved. */
+void wsr__debug_knobs(char *buf, size_t size)
+{
+	int n = snprintf(buf, size,
+			 "policy=%s,steal=%s,victims=%s,spinning=%s,runnext=%d,globalcheck=%d,"
+			 "stealrounds=%d",
+			 policy_names[wsr__sched.policy], steal_names[wsr__sched.steal_one],
+			 victims_names[wsr__sched.victims], spinning_names[wsr__sched.spinning],
+			 wsr__sched.runnext_limit != 1, (int)wsr__sched.globalcheck,
+			 (int)wsr__sched.stealrounds);
+
+	if (wsr__sched.topo_nodes > 0 && n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, ",topology=%dx%d", (int)wsr__sched.topo_nodes,
+			 (int)wsr__sched.topo_per_node);
+}
+
 /* ---- chaos ---- */
 
 bool wsr__chaos_seed_set(void)

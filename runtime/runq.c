@@ -580,15 +580,6 @@ struct wsr_g *wsr__runqsteal(struct wsr_m *mp, struct wsr_p *pp, struct wsr_p *p
 	return gp;
 }
 
-bool wsr__runqstealable(struct wsr_p *pp)
-{
-	if (policy_deque() || !wsr__sched.runnext_nosteal)
-		return !wsr__runqempty(pp);
-	/* runnext aside: under tokio no thief ever takes it (Tokio's
-	 * Local::is_stealable leaves the LIFO slot out too, queue.rs). */
-	return load_seq(&pp->runqtail) != load_seq(&pp->runqhead);
-}
-
 bool wsr__runqempty(struct wsr_p *pp)
 {
 	if (policy_deque()) {
@@ -606,6 +597,18 @@ bool wsr__runqempty(struct wsr_p *pp)
 		if (tail == load_seq(&pp->runqtail))
 			return head == tail && next == NULL;
 	}
+}
+
+bool wsr__runqstealable(struct wsr_p *pp)
+{
+	if (!wsr__sched.runnext_nosteal)
+		return !wsr__runqempty(pp);
+	/* runnext is the owner's alone (policy=tokio): the ring only. A G
+	 * that moves from runnext to the ring afterwards was put by the
+	 * owner, which is running and runs it (or wakes an M: runqput). */
+	uint32_t head = load_seq(&pp->runqhead);
+
+	return load_seq(&pp->runqtail) != head;
 }
 
 uint32_t wsr__runqlen(struct wsr_p *pp)
