@@ -10,7 +10,8 @@
 # workload, policy or knob, a DIR that is not empty or cannot be created)
 # exits non-zero without touching an existing DIR, and a knob value the
 # runtime ignores stops the lab; and a trace of an older runtime (the
-# corpus's fib-p1) gets no policy and no knobs. TAP.
+# corpus's fib-p1) gets no policy and no knobs; SIGTERM to `wsr lab` mid-run
+# stops its run, the program and the session. TAP.
 #
 #   test_lab.py WSR CORPUS_TRACES_TAR_XZ
 #
@@ -20,10 +21,13 @@ import hashlib
 import json
 import os
 import re
+import signal
 import sqlite3
+import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 from tap import done, note, ok, run  # noqa: E402
@@ -277,6 +281,97 @@ def check_old_trace(wsr, tarball, tmp):
        (pol, rt.stdout[:300]))
 
 
+def descendants(pid):
+    """Every live descendant of pid (from /proc/PID/task/*/children)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            for t in os.listdir('/proc/%d/task' % p):
+                with open('/proc/%d/task/%s/children' % (p, t)) as f:
+                    kids = [int(x) for x in f.read().split()]
+                out += kids
+                todo += kids
+        except OSError:
+            pass
+    return out
+
+
+def comm(pid):
+    try:
+        with open('/proc/%d/comm' % pid) as f:
+            return f.read().strip()
+    except OSError:
+        return ''
+
+
+def alive(pid):
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            return f.read().split(')')[-1].split()[0] != 'Z'
+    except OSError:
+        return False
+
+
+def stopped_run(wsr, out):
+    """Starts `wsr lab` on one cell and SIGSTOPs its program as soon as it
+    exists; returns (lab Popen, [wsr run pid, program pid]) or (None, why)."""
+    p = subprocess.Popen([wsr, 'lab', '--workloads', 'skewed', '--policies', 'go',
+                          '--procs', '1', '--out', out],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    end = time.monotonic() + 60
+    while time.monotonic() < end and p.poll() is None:
+        kids = descendants(p.pid)
+        progs = [k for k in kids if comm(k) == 'skewed']
+        if progs:
+            try:
+                os.kill(progs[0], signal.SIGSTOP)
+                return p, [kids[0], progs[0]]
+            except OSError:
+                break  # it ended before it could be stopped: try again
+        time.sleep(0.002)
+    p.kill()
+    p.wait()
+    return None, 'no program seen running'
+
+
+def check_sigterm(wsr, tmp):
+    """SIGTERM to `wsr lab` mid-run stops its `wsr run` child, and with it the
+    program and the session: the run dies with its parent. The program is held
+    stopped meanwhile, so it cannot end on its own first."""
+    for attempt in range(3):
+        p, kids = stopped_run(wsr, os.path.join(tmp, 'killed%d' % attempt))
+        if p is not None:
+            break
+    if not ok(p is not None, 'wsr lab started a run and its program', kids):
+        return
+    wsrrun, prog = kids[0], kids[-1]
+    p.terminate()
+    p.wait()
+    time.sleep(0.5)  # the child's SIGTERM (if any) is forwarded meanwhile
+    try:
+        os.kill(prog, signal.SIGCONT)
+    except ProcessLookupError:
+        pass  # already gone: killed with its wsr run (PR_SET_PDEATHSIG)
+    end = time.monotonic() + 30
+    while time.monotonic() < end and (alive(wsrrun) or alive(prog)):
+        time.sleep(0.05)
+    ok(not alive(wsrrun) and not alive(prog), 'after SIGTERM to wsr lab its run ends',
+       [k for k in (wsrrun, prog) if alive(k)])
+    info = {}
+    for root, _, files in os.walk(os.path.join(tmp, 'killed%d' % attempt)):
+        if 'wsr-run.json' in files:
+            with open(os.path.join(root, 'wsr-run.json')) as f:
+                info = json.load(f)
+    # wsr-run.json, when wsr run lived to write it, says a signal ended the
+    # program (SIGTERM forwarded, or SIGKILL as its wsr run died).
+    ok(not info or info.get('exit_signal') in (signal.SIGTERM, signal.SIGKILL),
+       'the program was stopped by a signal (it did not run on to its end)', info)
+    sessions = re.findall(r'<name>(wsr-%d-\d+-\d+)</name>' % wsrrun,
+                          run(['lttng', '--mi', 'xml', 'list']).stdout)
+    ok(not sessions, 'and no recording session of its wsr run is left', sessions)
+
+
 def main():
     wsr, tarball = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory(prefix='wsr-lab-') as tmp:
@@ -288,6 +383,7 @@ def main():
         note(r.stdout)
         check_results(wsr, out)
         check_bad_input(wsr, out, tmp)
+        check_sigterm(wsr, tmp)
     return done()
 
 
