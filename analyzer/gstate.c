@@ -432,6 +432,13 @@ static int syscall_enter(struct derive *dv, const struct wsr_rec *r, struct gs *
 	int64_t ts = r->ts;
 	int p = r->p, m = r->m;
 
+	/* Another G still "running" on this P or M lost its g_stop (and this
+	 * G its g_run): seen in a lossy trace, a G "running" on a P for 2 us
+	 * of the P's syscall state. */
+	if (p >= 0 && p_evict(dv, p, r->g, ts, err) < 0)
+		return -1;
+	if (m >= 0 && m_evict(dv, m, r->g, ts, err) < 0)
+		return -1;
 	if (e->state != GS_SYSCALL && g_to(dv, e, GS_SYSCALL, ts, p, m, "syscall", NULL, err) < 0)
 		return -1;
 	if (p >= 0) {
