@@ -70,6 +70,7 @@
 #include <sqlite3.h>
 
 #include "dag.h"
+#include "gtable.h"
 #include "db.h"
 #include "rows.h"
 
@@ -91,7 +92,7 @@ enum rel {
 static const char *const rel_names[] = {NULL, "parent", "ancestor", "other"};
 
 struct gnode {
-	int64_t g, parent, first_run_ts, end_ts; /* -1: never ran / never ended */
+	int64_t g, parent, first_run_ts, end_ts; /* TS_NONE: never ran / never ended */
 	int32_t first_seg, nseg;
 	int32_t pidx; /* index of the parent, -1: none */
 	int32_t tin, tout;
@@ -201,8 +202,8 @@ static int load_gs(struct dag *d, struct wsr_err *err)
 	int rc, ret = -1;
 
 	if (db_prepare(d->db, &st,
-		       "SELECT g, coalesce(parent, 0), coalesce(first_run_ts, -1), "
-		       "coalesce(end_ts, -1) FROM g ORDER BY g",
+		       "SELECT g, coalesce(parent, 0), first_run_ts IS NOT NULL, first_run_ts, "
+		       "end_ts IS NOT NULL, end_ts FROM g ORDER BY g",
 		       err) < 0)
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -214,8 +215,8 @@ static int load_gs(struct dag *d, struct wsr_err *err)
 		memset(n, 0, sizeof(*n));
 		n->g = sqlite3_column_int64(st, 0);
 		n->parent = sqlite3_column_int64(st, 1);
-		n->first_run_ts = sqlite3_column_int64(st, 2);
-		n->end_ts = sqlite3_column_int64(st, 3);
+		n->first_run_ts = sqlite3_column_int(st, 2) ? sqlite3_column_int64(st, 3) : TS_NONE;
+		n->end_ts = sqlite3_column_int(st, 4) ? sqlite3_column_int64(st, 5) : TS_NONE;
 		n->first_seg = -1;
 		n->tin = n->tout = -1;
 	}
@@ -786,10 +787,10 @@ static int peak_stacks(const struct dag *d, int64_t *peak, struct wsr_err *err)
 		return -1;
 	}
 	for (int32_t i = 0; i < d->ng; i++) {
-		if (d->gs[i].first_run_ts < 0)
+		if (d->gs[i].first_run_ts == TS_NONE)
 			continue;
 		ev[n++] = (struct stack_ev){d->gs[i].first_run_ts, 1};
-		if (d->gs[i].end_ts >= 0)
+		if (d->gs[i].end_ts != TS_NONE)
 			ev[n++] = (struct stack_ev){d->gs[i].end_ts, -1};
 	}
 	qsort(ev, n, sizeof(*ev), cmp_stack_ev);

@@ -86,8 +86,8 @@ int g_write_row(struct derive *dv, struct gs *e, int64_t end_ts, struct wsr_err 
 		.g = e->g,
 		.parent = e->has_parent ? e->parent : ROW_NULL,
 		.created_ts = e->created_ts,
-		.first_run_ts = e->first_run_ts >= 0 ? e->first_run_ts : ROW_NULL,
-		.end_ts = end_ts >= 0 ? end_ts : ROW_NULL,
+		.first_run_ts = e->first_run_ts != TS_NONE ? e->first_run_ts : ROW_NULL,
+		.end_ts = end_ts != TS_NONE ? end_ts : ROW_NULL,
 		.create_p = e->create_p,
 		.runs = e->runs,
 		.stolen = e->stolen,
@@ -95,7 +95,7 @@ int g_write_row(struct derive *dv, struct gs *e, int64_t end_ts, struct wsr_err 
 		.runnable_ns = e->ns[GS_RUNNABLE],
 		.waiting_ns = e->ns[GS_WAITING],
 		.syscall_ns = e->ns[GS_SYSCALL],
-		.end_reason = end_ts >= 0 ? "exit" : NULL,
+		.end_reason = end_ts != TS_NONE ? "exit" : NULL,
 	};
 
 	return rows_add(dv->rows, ROWS_G, &row, err);
@@ -109,7 +109,7 @@ static struct gs *g_new(struct derive *dv, int64_t g, int64_t ts, uint8_t state,
 
 	if (e != NULL) {
 		/* The id is reused without an exit: close the old G as cut. */
-		if (g_close(dv, e, ts, NULL, 1, err) < 0 || g_write_row(dv, e, -1, err) < 0)
+		if (g_close(dv, e, ts, NULL, 1, err) < 0 || g_write_row(dv, e, TS_NONE, err) < 0)
 			return NULL;
 		g_count_state(dv, e->state, -1);
 		gtable_delete(&dv->gt, e);
@@ -349,7 +349,7 @@ int ev_g_run(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 	e->runs++;
 	if (r->a1 == WSR_SOURCE_STEAL)
 		e->stolen++;
-	if (e->first_run_ts < 0)
+	if (e->first_run_ts == TS_NONE)
 		e->first_run_ts = ts;
 	return 0;
 }
@@ -505,7 +505,7 @@ int g_finish(struct derive *dv, int64_t end, struct wsr_err *err)
 		struct gs *e = &dv->gt.gtab[i];
 		if (e->g == 0)
 			continue;
-		if (g_close(dv, e, end, NULL, 1, err) < 0 || g_write_row(dv, e, -1, err) < 0)
+		if (g_close(dv, e, end, NULL, 1, err) < 0 || g_write_row(dv, e, TS_NONE, err) < 0)
 			return -1;
 	}
 	return 0;

@@ -1058,6 +1058,18 @@ WSR_TEST(dag_peak_stacks_late_clock)
 	fork_join_at((INT64_C(1) << 62) - 350);
 }
 
+/* A clock whose origin is after the run (negative times from origin: a CTF
+ * clock class may have a negative offset): -1 was "never ran" in the G
+ * table, and a G first run at -1 ns would count as never run. */
+WSR_TEST(dag_negative_clock)
+{
+	fork_join_at(-100000);
+	ASSERT_EQ(q1("SELECT count(*) FROM g WHERE first_run_ts IS NULL"), 0);
+	fork_join_at(-231);
+	ASSERT_EQ(q1("SELECT first_run_ts FROM g WHERE g = 1"), -101);
+	ASSERT_EQ(q1("SELECT first_run_ts FROM g WHERE g = 2"), 89);
+}
+
 /* An empty text stays an empty text: rows.c copies texts into a batch
  * arena, and an empty one must not be bound as NULL when that arena was
  * never allocated. A run that ends in a blocking call has no g_stop
