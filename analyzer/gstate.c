@@ -426,6 +426,17 @@ int ev_g_ready(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 	return 0;
 }
 
+/* An M in or back from a call with its G is not spinning: a flag still set
+ * means its spin_stop was lost (seen in a lossy run: a G running on a P
+ * whose M was "spinning", after a syscall_exit that took an idle P). */
+static void m_not_spinning(struct derive *dv, int m)
+{
+	if (dv->ms[m].spinning) {
+		m_set_spinning(dv, m, false);
+		dv->loss_repairs++;
+	}
+}
+
 static int syscall_enter(struct derive *dv, const struct wsr_rec *r, struct gs *e,
 			 struct wsr_err *err)
 {
@@ -439,6 +450,8 @@ static int syscall_enter(struct derive *dv, const struct wsr_rec *r, struct gs *
 		return -1;
 	if (m >= 0 && m_evict(dv, m, r->g, ts, err) < 0)
 		return -1;
+	if (m >= 0)
+		m_not_spinning(dv, m);
 	if (e->state != GS_SYSCALL && g_to(dv, e, GS_SYSCALL, ts, p, m, "syscall", NULL, err) < 0)
 		return -1;
 	if (p >= 0) {
@@ -466,6 +479,7 @@ static int syscall_exit(struct derive *dv, const struct wsr_rec *r, struct gs *e
 	if (m >= 0) {
 		struct ms *M = &dv->ms[m];
 		M->insyscall = false;
+		m_not_spinning(dv, m);
 		if (!r->a1 && p < 0 && M->p >= 0 && pm_release(dv, m, M->p, ts, err) < 0)
 			return -1;
 		if (m_set(dv, m, ts, err) < 0)

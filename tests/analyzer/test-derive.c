@@ -635,6 +635,27 @@ WSR_TEST(derive_lost_g_stop_cut_by_another_gs_syscall)
 		  0);
 }
 
+/* A lost spin_stop: M0 spun, then (its spin_stop and G1's g_run lost) comes
+ * back from a call with G1 on P0. The M runs G1, it is not spinning: the
+ * flag goes with the call, a loss repair (seen in fidelity-io's lossy run
+ * under deque: a G running on a P whose M was "spinning"). */
+WSR_TEST(derive_lost_spin_stop_cut_by_a_call)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(1), I(256));
+	EV(EV_G_CREATE, 110, 0, 0, I(1), I(0));
+	EV(EV_SPIN_START, 150, 0, 0, I(1), I(0));
+	EV(EV_SYSCALL_EXIT, 200, 0, 0, I(1), I(0));
+	EV(EV_G_STOP, 300, 0, 0, I(1), I(7));
+	EV(EV_P_IDLE, 400, 0, 0, I(1));
+	finish();
+	ASSERT_EQ(q1("SELECT count(*) FROM m_state WHERE m = 0 AND state = 'spinning' AND "
+		     "end_ts > 200"),
+		  0);
+	ASSERT_EQ(q1("SELECT spinning_ms FROM counters WHERE ts = 200"), 0);
+	ASSERT_GE(q1("SELECT value FROM meta WHERE key = 'loss_repairs'"), 1);
+}
+
 /* The runtime changes nmspinning before it emits spin_start or spin_stop, so
  * an M descheduled between the two emits a count that other Ms have moved
  * since: here M1 stopped spinning before M0 started (M0's spin_start says
