@@ -31,6 +31,8 @@
 
 #include <wsr.h>
 
+#include "burst.h"
+
 #define BLOCKERS 4
 #define FASTN 200
 #define PIPES 3
@@ -145,6 +147,7 @@ static int main_g(void *arg)
 	long want_calls = BLOCKERS + 1 + 2 * FASTN + 1 + 3;
 
 	(void)arg;
+	fid_burst();
 	wg = wsr_waitgroup_make();
 
 	wsr_waitgroup_add(wg, BLOCKERS + 1);

@@ -14,29 +14,11 @@
 
 #include <wsr.h>
 
+#include "burst.h"
 #include "lockhold.h"
 #include "proc.h"
 
 #define BURST 3000
-
-static wsr_waitgroup *wg;
-
-static void leaf(void *arg)
-{
-	(void)arg;
-	wsr_waitgroup_done(wg);
-}
-
-/* n empty Gs, all run before it returns. */
-static void burst(int n)
-{
-	wg = wsr_waitgroup_make();
-	wsr_waitgroup_add(wg, n);
-	for (int i = 0; i < n; i++)
-		wsr_go(leaf, NULL);
-	wsr_waitgroup_wait(wg);
-	wsr_waitgroup_free(wg);
-}
 
 static int main_g(void *arg)
 {
@@ -45,7 +27,7 @@ static int main_g(void *arg)
 		wsrtest_lockhold(50);
 	/* Then enough events (about 4 per G) to overflow the lossy run's
 	 * two 4 KiB sub-buffers. */
-	burst(BURST);
+	fid_burst_n(BURST);
 	printf("fid-lock ok\n");
 	return 0;
 }

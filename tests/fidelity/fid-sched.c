@@ -26,6 +26,8 @@
 
 #include <wsr.h>
 
+#include "burst.h"
+
 #define BURST 700
 #define PINGS 300
 #define MUTEXG 8
@@ -183,6 +185,7 @@ static int main_g(void *arg)
 	int64_t v = 0;
 
 	(void)arg;
+	fid_burst();
 	wg = wsr_waitgroup_make();
 	mu = wsr_mutex_make();
 
