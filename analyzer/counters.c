@@ -132,6 +132,7 @@ int counters_flush(struct derive *dv, int64_t ts, struct wsr_err *err)
 		};
 		if (rows_add(dv->rows, ROWS_COUNTERS, &row, err) < 0)
 			return -1;
+		dag_counters(dv, ts, dv->cur.running_gs);
 		dv->written = dv->cur;
 		dv->written_any = true;
 	}

@@ -30,7 +30,6 @@
 
 #include <sqlite3.h>
 
-#include "dag.h"
 #include "db.h"
 #include "derive_int.h"
 #include "schedcheck.h"
@@ -47,7 +46,8 @@ struct derive *derive_create(sqlite3 *db, const char *trace, struct wsr_err *err
 	dv->trace = strdup(trace);
 	dv->val.trace = dv->trace;
 	dv->sc = schedcheck_create();
-	if (dv->trace == NULL || dv->sc == NULL || gtable_init(&dv->gt) < 0) {
+	dv->dag = dag_create(false);
+	if (dv->trace == NULL || dv->sc == NULL || dv->dag == NULL || gtable_init(&dv->gt) < 0) {
 		err_push(err, "out of memory");
 		goto fail;
 	}
@@ -68,6 +68,10 @@ void derive_destroy(struct derive *dv)
 	validate_free(&dv->val);
 	for (int i = 0; i < dv->n_other; i++)
 		free(dv->other_names[i]);
+	for (size_t i = 0; i < dv->gt.gn; i++)
+		if (dv->gt.gtab != NULL && dv->gt.gtab[i].g != 0)
+			dag_g_free(&dv->gt.gtab[i]);
+	dag_destroy(dv->dag);
 	gtable_free(&dv->gt);
 	pm_destroy(dv);
 	free(dv->trace);
@@ -78,6 +82,11 @@ void derive_destroy(struct derive *dv)
 void derive_set_vpid(struct derive *dv, int64_t vpid)
 {
 	dv->val.want_vpid = vpid;
+}
+
+void derive_set_dag_rows(struct derive *dv, bool all)
+{
+	dag_set_all(dv->dag, all);
 }
 
 uint64_t derive_event_count(const struct derive *dv)
@@ -262,8 +271,11 @@ static int derive_event(struct derive *dv, const struct wsr_rec *r, const char *
 	validate_accept(&dv->val, r);
 	if (first)
 		dv->first_ts = r->ts;
-	else if (r->ts != prev && counters_flush(dv, prev, err) < 0)
-		return -1;
+	else if (r->ts != prev) {
+		if (counters_flush(dv, prev, err) < 0)
+			return -1;
+		dag_time(dv);
+	}
 	if (insert_event(dv, r, extra, err) < 0)
 		return -1;
 	dv->events++;
@@ -279,7 +291,7 @@ static int derive_event(struct derive *dv, const struct wsr_rec *r, const char *
 		return 0;
 	struct sq_before before;
 	sq_take(dv, r, &before);
-	if (apply(dv, r, extra, err) < 0)
+	if (dag_before(dv, r, err) < 0 || apply(dv, r, extra, err) < 0 || dag_after(dv, r, err) < 0)
 		return -1;
 	return sq_event(dv, r, extra, &before, err);
 }
@@ -425,6 +437,6 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 		return -1;
 	if (rows_flush(dv->rows, err) < 0 || latency_meta(&dv->lat, dv->db, err) < 0)
 		return -1;
-	/* The work/span DAG reads the g and g_state rows flushed above. */
-	return dag_build(dv->db, dv->rows, err);
+	/* The work/span DAG: g_finish closed its last strands. */
+	return dag_finish(dv, err);
 }

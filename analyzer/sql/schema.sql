@@ -18,7 +18,7 @@
 -- Concurrency: written once by `wsr ingest` (to X.db.tmp, then renamed);
 --   read-only afterwards (the viewer opens it with SQLITE_OPEN_READONLY).
 
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 
 -- Trace-wide facts: trace_path, hostname, procname, vpid, gomaxprocs,
 -- runq_size, runtime_version, start_ts, end_ts, duration_ns, events,
@@ -293,10 +293,13 @@ CREATE TABLE discarded (
   count    INTEGER
 );
 
--- The computation DAG (analyzer/dag.c, docs/workspan.md), built at the end
--- of ingestion. A strand is a piece of a G's running interval: a g_state
--- running row cut at every g_create and g_ready the G emitted during it.
--- id is the topological order (strands by start, then end time); g, seg:
+-- The computation DAG (analyzer/dag.c, docs/workspan.md), computed during
+-- ingestion as its strands end. Only the critical path's strands are
+-- written, unless `wsr ingest --dag` asked for every strand and edge
+-- (meta.dag_tables = 'critical' / 'all'). A strand is a piece of a G's
+-- running interval: a g_state running row cut at every g_create and
+-- g_ready the G emitted during it. id is the order in which the strands
+-- end (a topological order); g, seg:
 -- the G and the index of its running interval (0 = its first run); ends:
 -- what ended the strand ('spawn', 'wake', or the g_stop reason; 'cut' at
 -- the end of the trace); span_ns / burdened_ns: the longest path ending
@@ -316,7 +319,8 @@ CREATE TABLE dag_strand (
   critical    INTEGER NOT NULL
 );
 
--- Dependencies between strands (src < dst: ids of dag_strand). kind:
+-- Dependencies between strands (src < dst: ids of dag_strand; written
+-- only with `wsr ingest --dag`). kind:
 -- 'continue' (the next strand of the same G), 'spawn' (g_create: the
 -- parent's strand -> the child's first), 'wake' (g_ready by_g: the waker's
 -- strand -> the woken G's next strand). ts: the source event (g_create,
