@@ -502,7 +502,8 @@ static int arena_put(struct batch *b, const char *s, struct val *v)
 		b->arena = a;
 		b->acap = cap;
 	}
-	memcpy(b->arena + b->alen, s, n);
+	if (n > 0) /* "" with no arena yet: nothing to copy, and no pointer to offset */
+		memcpy(b->arena + b->alen, s, n);
 	v->t = V_TEXT;
 	v->i = (int64_t)b->alen;
 	v->len = (uint32_t)n;
