@@ -1065,6 +1065,22 @@ def case_plugin(wsr, sim, plugin_dir, tmp):
              '-p', 'path="%s"' % b], env=bt2_plugin_env())
     ok(r.returncode != 0 and os.path.getsize(b) > 0,
        'sink.wsr.sqlite does not overwrite an existing database', r.stderr[-300:])
+    # dag=true is `wsr ingest --dag`: every strand and edge, the same rows.
+    a2, b2 = os.path.join(tmp, 'ingest-dag.db'), os.path.join(tmp, 'plugin-dag.db')
+    r = run([wsr, 'ingest', trace, '--dag', '-q', '-o', a2])
+    r2 = run(['babeltrace2', '--plugin-path=' + plugin_dir, trace, '-c', 'sink.wsr.sqlite',
+              '-p', 'path="%s",dag=true' % b2], env=bt2_plugin_env())
+    if not ok(r.returncode == 0 and r2.returncode == 0, 'wsr ingest --dag, sink dag=true',
+              r.stderr + r2.stdout + r2.stderr):
+        return
+    x, y = sqlite3.connect(a2), sqlite3.connect(b2)
+    n = x.execute('SELECT count(*) FROM dag_edge').fetchone()[0]
+    same = all(sorted(x.execute('SELECT * FROM %s' % t).fetchall(), key=repr) ==
+               sorted(y.execute('SELECT * FROM %s' % t).fetchall(), key=repr)
+               for t in ('dag_strand', 'dag_edge'))
+    ok(n > 0 and same and x.execute("SELECT value FROM meta WHERE key = 'dag_tables'"
+                                    ).fetchone()[0] == 'all',
+       'sink dag=true and wsr ingest --dag agree on dag_strand, dag_edge (%d edges)' % n)
 
 
 def check_viewer_agrees(wsr, dbpath, interval_ns, what):
