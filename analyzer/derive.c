@@ -14,7 +14,9 @@
  * Invariants:
  *   - Rows are written through rows.c inside the caller's transaction.
  *   - Counters rows are written when the time moves on, so one row holds
- *     the values after every event at its ts.
+ *     the values after every event at its ts; they are columns of the last
+ *     event at that ts, so each events row is held (ev_pend, its texts
+ *     copied) until the next event or derive_finish().
  *   - Memory follows the live Gs, the Ps and the Ms, never the events.
  * Concurrency: single-threaded.
  * Rejected: keeping every G in memory until the end (memory would follow
@@ -73,6 +75,8 @@ void derive_destroy(struct derive *dv)
 			dag_g_free(&dv->gt.gtab[i]);
 	dag_destroy(dv->dag);
 	gtable_free(&dv->gt);
+	free(dv->ev_name);
+	free(dv->ev_extra);
 	pm_destroy(dv);
 	free(dv->trace);
 	schedcheck_destroy(dv->sc);
@@ -131,6 +135,44 @@ static int64_t opt(const struct wsr_rec *r, uint32_t flag, int64_t v)
 	return (r->flags & flag) ? v : ROW_NULL;
 }
 
+/* A copy of s (NULL stays NULL) in *buf, grown as needed. */
+static int keep_text(char **buf, size_t *cap, const char *s, const char **out,
+		     struct wsr_err *err)
+{
+	size_t n = s != NULL ? strlen(s) + 1 : 0;
+
+	*out = NULL;
+	if (s == NULL)
+		return 0;
+	if (n > *cap) {
+		size_t c = *cap > 0 ? *cap : 256;
+		while (c < n)
+			c *= 2;
+		char *b = realloc(*buf, c);
+		if (b == NULL) {
+			err_push(err, "out of memory");
+			return -1;
+		}
+		*buf = b;
+		*cap = c;
+	}
+	memcpy(*buf, s, n);
+	*out = *buf;
+	return 0;
+}
+
+/* The held event row goes out (with the counters, if counters_flush()
+ * set them on it). */
+static int emit_event(struct derive *dv, struct wsr_err *err)
+{
+	if (!dv->ev_pending)
+		return 0;
+	dv->ev_pending = false;
+	return rows_add(dv->rows, ROWS_EVENTS, &dv->ev_pend, err);
+}
+
+/* The event's row is held until the next event: if the time moves on then,
+ * the counters after it are columns of this row (counters.c). */
 static int insert_event(struct derive *dv, const struct wsr_rec *r, const char *extra,
 			struct wsr_err *err)
 {
@@ -152,6 +194,8 @@ static int insert_event(struct derive *dv, const struct wsr_rec *r, const char *
 		if (count_other(dv, name, err) < 0)
 			return -1;
 	}
+	if (emit_event(dv, err) < 0)
+		return -1;
 	struct row_event row = {
 		.id = (int64_t)dv->events,
 		.ts = r->ts,
@@ -166,8 +210,22 @@ static int insert_event(struct derive *dv, const struct wsr_rec *r, const char *
 		.a2 = opt(r, REC_F_A2, r->a2),
 		.a3 = opt(r, REC_F_A3, r->a3),
 		.extra = x,
+		.idle_ps = ROW_NULL,
+		.spinning_ms = ROW_NULL,
+		.idle_ms = ROW_NULL,
+		.threads = ROW_NULL,
+		.running_gs = ROW_NULL,
+		.runnable_gs = ROW_NULL,
+		.global_len = ROW_NULL,
 	};
-	return rows_add(dv->rows, ROWS_EVENTS, &row, err);
+	/* a catalog name is static; another one, and the extra, are the decoder's */
+	if ((r->ev >= EV_COUNT &&
+	     keep_text(&dv->ev_name, &dv->ev_name_cap, name, &row.name, err) < 0) ||
+	    keep_text(&dv->ev_extra, &dv->ev_extra_cap, x, &row.extra, err) < 0)
+		return -1;
+	dv->ev_pend = row;
+	dv->ev_pending = true;
+	return 0;
 }
 
 static void meta_env(struct derive *dv, const char *key, const char *val)
@@ -431,7 +489,8 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 		return 0;
 	dv->finished = true;
 	/* Close what is open at the last event: cut = 1. */
-	if (counters_finish(dv, end, err) < 0 || g_finish(dv, end, err) < 0 ||
+	if (counters_finish(dv, end, err) < 0 || emit_event(dv, err) < 0 ||
+	    g_finish(dv, end, err) < 0 ||
 	    pm_finish(dv, end, err) < 0 || sq_finish(dv, err) < 0 || event_counts(dv, err) < 0 ||
 	    write_meta(dv, err) < 0)
 		return -1;

@@ -116,6 +116,14 @@ struct derive {
 	int nm; /* Ms allocated (ids 0..nm-1) */
 	int64_t threads;
 
+	/* The last event's row, held until the next event's time is known: the
+	 * last event at a timestamp carries the counters (counters.c). Its
+	 * texts are copies (ev_name, ev_extra). */
+	struct row_event ev_pend;
+	bool ev_pending;
+	char *ev_name, *ev_extra;
+	size_t ev_name_cap, ev_extra_cap;
+
 	/* counters (counters.c) */
 	struct counters cur, written;
 	bool written_any;

@@ -56,6 +56,19 @@ CREATE TABLE events (
   a2    INTEGER,
   a3    INTEGER,
   extra TEXT,
+  -- The scheduler's counters after every event at ts, on the last event at
+  -- a ts at which one of them changed (NULL on the others): the counters
+  -- view (views.sql) is these rows. idle_ps = npidle, spinning_ms =
+  -- nmspinning, idle_ms = nmidle (parked Ms), threads = Ms started so far,
+  -- running_gs / runnable_gs = Gs in those g_state states, global_len =
+  -- global run queue length.
+  idle_ps     INTEGER,
+  spinning_ms INTEGER,
+  idle_ms     INTEGER,
+  threads     INTEGER,
+  running_gs  INTEGER,
+  runnable_gs INTEGER,
+  global_len  INTEGER,
   PRIMARY KEY (ts, id)
 ) WITHOUT ROWID;
 
@@ -226,21 +239,9 @@ CREATE TABLE global_gets (
   global_len INTEGER NOT NULL
 );
 
--- The scheduler's counters as a step function: one row per timestamp at
--- which any of them changed, holding the values after every event at ts.
--- idle_ps = npidle, spinning_ms = nmspinning, idle_ms = nmidle (parked Ms),
--- threads = Ms started so far, running_gs / runnable_gs = Gs in those
--- g_state states, global_len = global run queue length.
-CREATE TABLE counters (
-  ts          INTEGER PRIMARY KEY,
-  idle_ps     INTEGER NOT NULL,
-  spinning_ms INTEGER NOT NULL,
-  idle_ms     INTEGER NOT NULL,
-  threads     INTEGER NOT NULL,
-  running_gs  INTEGER NOT NULL,
-  runnable_gs INTEGER NOT NULL,
-  global_len  INTEGER NOT NULL
-);
+-- The scheduler's counters (a step function, one row per timestamp at
+-- which any of them changed) are columns of events since schema 4: the
+-- view counters of views.sql.
 
 -- Per-P counters as a step function: one row per (p, ts) at which one of
 -- them changed. runq = ring length (runnext excluded, as Go's schedtrace

@@ -1017,6 +1017,32 @@ WSR_TEST(dag_peak_stacks_late_clock)
 	fork_join_at((INT64_C(1) << 62) - 350);
 }
 
+/* The counters are columns of the last event at their timestamp (the
+ * counters view): G1 is created, queued and run; at ts 200 two events (a
+ * g_create and its runqput) change runnable_gs, and only the second one,
+ * the last at 200, carries the counters after both. */
+WSR_TEST(counters_on_last_event_of_ts)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(1), I(256));
+	EV(EV_G_CREATE, 110, 0, 0, I(1), I(0));
+	EV(EV_RUNQPUT, 111, 0, 0, I(1), I(0), I(0), I(1));
+	EV(EV_G_RUN, 120, 0, 0, I(1), I(1), I(0));
+	EV(EV_G_CREATE, 200, 0, 0, I(2), I(1));
+	EV(EV_RUNQPUT, 200, 0, 0, I(2), I(0), I(0), I(1));
+	EV(EV_G_STOP, 300, 0, 0, I(1), I(7));
+	finish();
+	ASSERT_EQ(q1("SELECT count(*) FROM events WHERE ts = 200 AND running_gs IS NOT NULL"), 1);
+	ASSERT_EQ(q1("SELECT name = 'runqput' FROM events WHERE ts = 200 AND running_gs IS NOT "
+		     "NULL"),
+		  1);
+	ASSERT_EQ(q1("SELECT runnable_gs * 10 + running_gs FROM counters WHERE ts = 200"), 11);
+	ASSERT_EQ(q1("SELECT count(*) FROM counters"), q1("SELECT count(DISTINCT ts) FROM counters"));
+	/* The last event of the trace carries the last row (counters_finish). */
+	ASSERT_EQ(q1("SELECT runnable_gs * 10 + running_gs FROM counters WHERE ts = 300"), 10);
+	ASSERT_EQ(q1("SELECT max(ts) FROM counters"), 300);
+}
+
 /* Without ingest --dag: the same figures, dag_strand holds the critical
  * path's three strands (G1 [130,200] -> G2 [320,1300] -> G1 [1330,1400],
  * each with its predecessor) and dag_edge is empty. */
