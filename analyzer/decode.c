@@ -32,6 +32,7 @@
 #include <babeltrace2/babeltrace.h>
 
 #include "decode.h"
+#include "sbuf.h"
 #include "recframe.h"
 
 #define DEC_MAX_STREAMS 4096
@@ -275,21 +276,23 @@ static int emit(struct wsr_decoder *d, struct wsr_rec *r, const char *extra, siz
 	return 0;
 }
 
-/* Appends a JSON string literal of s to buf at *off (bounded). */
+/* Appends a JSON string literal of s to buf at *off (bounded), escaped by
+ * the one rule of every JSON wsr writes (json_escape, sbuf.h). */
 static void json_str(char *buf, size_t size, size_t *off, const char *s)
 {
+	char esc[8];
+
 	if (*off + 2 >= size)
 		return;
 	buf[(*off)++] = '"';
 	for (; *s != '\0' && *off + 8 < size; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\') {
-			buf[(*off)++] = '\\';
-			buf[(*off)++] = (char)ch;
-		} else if (ch < 0x20) {
-			*off += (size_t)snprintf(buf + *off, size - *off, "\\u%04x", ch);
+		const char *e = json_escape((unsigned char)*s, esc);
+		if (e == NULL) {
+			buf[(*off)++] = *s;
 		} else {
-			buf[(*off)++] = (char)ch;
+			size_t el = strlen(e);
+			memcpy(buf + *off, e, el);
+			*off += el;
 		}
 	}
 	buf[(*off)++] = '"';

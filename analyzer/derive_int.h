@@ -179,6 +179,8 @@ int m_known(struct derive *dv, int m, int64_t ts, int64_t tid, struct wsr_err *e
 int m_ensure(struct derive *dv, int m, struct wsr_err *err);
 int p_set(struct derive *dv, int p, int64_t ts, struct wsr_err *err);
 int m_set(struct derive *dv, int m, int64_t ts, struct wsr_err *err);
+/* Sets M m's spinning flag and keeps cur.spinning_ms the count of flags set. */
+void m_set_spinning(struct derive *dv, int m, bool on);
 int pm_assoc(struct derive *dv, int m, int p, int64_t ts, struct wsr_err *err);
 int pm_release(struct derive *dv, int m, int p, int64_t ts, struct wsr_err *err);
 int pm_emitter(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err);

@@ -346,7 +346,8 @@ int ev_g_run(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 		M->curg = r->g;
 		if (M->spinning || M->insyscall) {
 			/* Its spin_stop or syscall_exit was lost. */
-			M->spinning = M->insyscall = false;
+			m_set_spinning(dv, m, false);
+			M->insyscall = false;
 			dv->loss_repairs++;
 			if (m_set(dv, m, ts, err) < 0 || p_set(dv, p, ts, err) < 0)
 				return -1;

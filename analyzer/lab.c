@@ -11,9 +11,12 @@
  * directory), with fixed arguments (smaller under --quick); those not built
  * are left out of the default list. The policies are the catalog's `policy`
  * enumeration (wsr_policy_names), which the runtime's enum wsr_policy is
- * declared from. Each figure is read back from the run's database through
- * metrics.c (metrics_load, metric_value, metrics_lab_load); throughput and
- * speed-up are derived from meta duration_ns only. With --runs N each cell is
+ * declared from; a policy may carry knobs (go+steal=one: WSRDEBUG
+ * policy=go,steal=one). Each figure is read back from the run's database
+ * through metrics.c (metrics_load, metric_value, metrics_lab_load), but for
+ * one count: throughput is the workload's own operation count (the number
+ * its output names, in the run's log) over meta duration_ns; speed-up is
+ * from duration_ns only. With --runs N each cell is
  * the run of median duration (N odd: the middle one; even: the lower middle),
  * and all its figures are that run's, so every cell is one database's.
  *
@@ -21,11 +24,14 @@
  *   - Every operand is checked before anything is written: an unknown
  *     workload or policy, a bad P or N exits 2, a DIR that cannot be created
  *     or is not empty exits 1, and in both cases nothing is touched.
- *   - Nothing outside DIR is written. A failed run stops the lab.
+ *   - Nothing outside DIR is written. A failed run stops the lab, and so
+ *     does a run whose runtime ignored part of its WSRDEBUG (a bad knob
+ *     value: the cell would not be the configuration it is labelled).
  * Concurrency: single-threaded; the runs are sequential.
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -53,24 +59,29 @@
 struct workload {
 	const char *name, *path; /* path: relative to the build tree */
 	const char *args[4], *quick[4];
+	/* The operation count in the program's output: the number right after
+	 * the first occurrence of this text (bench/bench.h's result line has
+	 * " ops=K"; each example prints its own count). */
+	const char *ops;
 };
 
 static const struct workload workloads[] = {
-	{"fib", "examples/fib", {"20"}, {"12"}},
-	{"skewed", "examples/skewed", {"20000", "400"}, {"2000", "400"}},
-	{"pingpong", "examples/pingpong", {"10000"}, {"2000"}},
-	{"sieve", "examples/sieve", {"200"}, {"50"}},
-	{"pipeline", "examples/pipeline", {"5000"}, {"1000"}},
-	{"bench-spawn_tree", "bench/bench-spawn_tree", {"14"}, {"10"}},
-	{"bench-spawn_flat", "bench/bench-spawn_flat", {"20000", "1"}, {"2000", "1"}},
-	{"bench-skewed", "bench/bench-skewed", {"20000", "512", "1"}, {"2000", "512", "1"}},
-	{"bench-yield", "bench/bench-yield", {"2000"}, {"500"}},
+	{"fib", "examples/fib", {"20"}, {"12"}, "spawned = "},
+	{"skewed", "examples/skewed", {"20000", "400"}, {"2000", "400"}, "ran = "},
+	{"pingpong", "examples/pingpong", {"10000"}, {"2000"}, "round trips = "},
+	{"sieve", "examples/sieve", {"200"}, {"50"}, "prime "},
+	{"pipeline", "examples/pipeline", {"5000"}, {"1000"}, "results = "},
+	{"bench-spawn_tree", "bench/bench-spawn_tree", {"14"}, {"10"}, " ops="},
+	{"bench-spawn_flat", "bench/bench-spawn_flat", {"20000", "1"}, {"2000", "1"}, " ops="},
+	{"bench-skewed", "bench/bench-skewed", {"20000", "512", "1"}, {"2000", "512", "1"},
+	 " ops="},
+	{"bench-yield", "bench/bench-yield", {"2000"}, {"500"}, " ops="},
 };
 #define N_WORKLOADS ((int)(sizeof(workloads) / sizeof(workloads[0])))
 
 /* One cell's figures (NAN-free: a figure that does not apply is `have` 0). */
 enum fig {
-	F_THROUGHPUT, /* runs per second: 1e9 / meta duration_ns */
+	F_THROUGHPUT, /* the workload's operations per second of meta duration_ns */
 	F_SPEEDUP,    /* duration at P = 1 (same workload, policy) / duration */
 	F_STEALS,
 	F_GS_PER_STEAL,
@@ -79,6 +90,9 @@ enum fig {
 	F_P50_US,
 	F_P99_US,
 	F_LOCALITY_PCT,
+	F_LOCK_WAITS,   /* steal_lock_wait events (locked, trylock) */
+	F_LOCK_WAIT_MS, /* their wait_ns summed */
+	F_REMOTE,       /* steals across the nodes of topology=NxM */
 	F_COUNT
 };
 
@@ -86,7 +100,7 @@ static const struct {
 	const char *key, *title;
 	int prec; /* decimals */
 } figs[F_COUNT] = {
-	{"throughput", "runs/s", 2},
+	{"throughput", "ops/s", 0},
 	{"speedup", "speed-up", 2},
 	{"steals", "steals", 0},
 	{"gs_per_steal", "Gs/steal", 2},
@@ -95,20 +109,33 @@ static const struct {
 	{"latency_p50_us", "p50 us", 1},
 	{"latency_p99_us", "p99 us", 1},
 	{"locality_pct", "local %", 1},
+	{"lock_waits", "lock waits", 0},
+	{"lock_wait_ms", "lock wait ms", 3},
+	{"remote_steals", "remote", 0},
 };
 
 struct cell {
-	int w, pol, procs;
+	int w, pol, procs; /* pol: the index of the policy in lab_args.pol */
 	char rel[PATH_MAX]; /* the trace directory, relative to DIR */
-	int64_t duration_ns;
+	char knobs[256];    /* meta policy_knobs */
+	int64_t duration_ns, ops; /* ops: -1 when the output names no count */
 	double v[F_COUNT];
 	bool have[F_COUNT];
+};
+
+/* A policy of the matrix: NAME[+KNOB=VALUE...] as given (its label and
+ * directory name) and the WSRDEBUG value it runs with. */
+struct lab_policy {
+	char label[96], wsrdebug[128];
+	int id;    /* the catalog's policy */
+	int nodes; /* nodes=N: topology=Nx(P/N) at each P that N divides; 0: none */
 };
 
 struct lab_args {
 	char dir[PATH_MAX];
 	int wl[LAB_MAX], nw;
-	int pol[LAB_MAX], npol;
+	struct lab_policy pol[LAB_MAX];
+	int npol;
 	int procs[LAB_MAX], np;
 	int runs;
 	bool quick;
@@ -116,7 +143,9 @@ struct lab_args {
 
 static const struct cli_opt lab_opts[] = {
 	{"workloads", 'w', "LIST", "comma-separated workloads (default: every one built)"},
-	{"policies", 'p', "LIST", "comma-separated policies (default: every one of the catalog)"},
+	{"policies", 'p', "LIST",
+	 "comma-separated policies, each NAME or NAME+KNOB=VALUE...\n"
+	 "(e.g. go+steal=one; default: every one of the catalog, no knobs)"},
 	{"procs", 'n', "LIST", "comma-separated WSRMAXPROCS values (default: 1,2,8,64)"},
 	{"out", 'o', "DIR",
 	 "where the runs and the comparison go (default\n"
@@ -126,6 +155,12 @@ static const struct cli_opt lab_opts[] = {
 	{NULL, 0, NULL, NULL},
 };
 
+/* The WSRDEBUG scheduling knobs a policy may carry (runtime/debug.c), and
+ * the lab's own nodes=N (lab_policy.nodes). */
+static const char *const knob_keys[] = {"steal",	"victims",     "topology", "spinning",
+					"runnext",	"globalcheck", "stealrounds", "runnextpause",
+					"backlog",	"nodes",       NULL};
+
 static void lab_list(FILE *f)
 {
 	fprintf(f, "\nworkloads:");
@@ -134,6 +169,9 @@ static void lab_list(FILE *f)
 	fprintf(f, "\npolicies:");
 	for (int i = 0; i < WSR_POLICY_COUNT; i++)
 		fprintf(f, " %s", wsr_policy_names[i]);
+	fprintf(f, "\nknobs:");
+	for (int i = 0; knob_keys[i] != NULL; i++)
+		fprintf(f, " %s", knob_keys[i]);
 	fprintf(f, "\n");
 }
 
@@ -165,6 +203,102 @@ static const char *wl_name(int i)
 static const char *pol_name(int i)
 {
 	return wsr_policy_names[i];
+}
+
+/* One policy NAME[+KNOB=VALUE...] of --policies (len bytes of s) into *p;
+ * 2 after a message when the name or a knob is unknown. */
+static int parse_policy(const char *s, size_t len, struct lab_policy *p)
+{
+	size_t nl = strcspn(s, "+");
+	int k;
+
+	if (nl > len)
+		nl = len;
+	if (len >= sizeof(p->label) ||
+	    (k = find_name(s, nl, WSR_POLICY_COUNT, pol_name)) < 0) {
+		fprintf(stderr, "wsr lab: error: --policies: unknown policy '%.*s' (known:",
+			(int)nl, s);
+		for (int i = 0; i < WSR_POLICY_COUNT; i++)
+			fprintf(stderr, " %s", wsr_policy_names[i]);
+		fprintf(stderr, ")\n");
+		return 2;
+	}
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)s[i]) && strchr("_+=", s[i]) == NULL) {
+			fprintf(stderr,
+				"wsr lab: error: --policies: '%.*s': only letters, digits, '_', "
+				"'+' and '=' (it names a directory)\n",
+				(int)len, s);
+			return 2;
+		}
+	snprintf(p->label, sizeof(p->label), "%.*s", (int)len, s);
+	p->id = k;
+	p->nodes = 0;
+	int n = snprintf(p->wsrdebug, sizeof(p->wsrdebug), "policy=%s", wsr_policy_names[k]);
+	for (size_t at = nl; at < len;) {
+		const char *kv = s + at + 1;
+		size_t l = strcspn(kv, "+"), kl = strcspn(kv, "=");
+		if (at + 1 + l > len)
+			l = len - at - 1;
+		bool known = false;
+		for (int i = 0; knob_keys[i] != NULL; i++)
+			known |= kl < l && strlen(knob_keys[i]) == kl &&
+				 strncmp(kv, knob_keys[i], kl) == 0;
+		if (!known || kl + 1 >= l) {
+			fprintf(stderr,
+				"wsr lab: error: --policies: '%.*s' in '%s': want KNOB=VALUE, "
+				"KNOB one of",
+				(int)l, kv, p->label);
+			for (int i = 0; knob_keys[i] != NULL; i++)
+				fprintf(stderr, " %s", knob_keys[i]);
+			fprintf(stderr, "\n");
+			return 2;
+		}
+		if (kl == 5 && strncmp(kv, "nodes", 5) == 0) {
+			char *end;
+			long v = strtol(kv + 6, &end, 10);
+			if (end != kv + l || v < 1 || v > 1024) {
+				fprintf(stderr, "wsr lab: error: --policies: '%.*s': want 1..1024\n",
+					(int)l, kv);
+				return 2;
+			}
+			p->nodes = (int)v;
+		} else {
+			n += snprintf(p->wsrdebug + n, sizeof(p->wsrdebug) - (size_t)n, ",%.*s",
+				      (int)l, kv);
+		}
+		at += 1 + l;
+	}
+	return 0;
+}
+
+static int parse_policies(const char *list, struct lab_args *a)
+{
+	a->npol = 0;
+	for (const char *s = list; *s != '\0';) {
+		size_t l = strcspn(s, ",");
+		if (a->npol >= LAB_MAX) {
+			fprintf(stderr, "wsr lab: error: --policies: at most %d\n", LAB_MAX);
+			return 2;
+		}
+		if (parse_policy(s, l, &a->pol[a->npol]) != 0)
+			return 2;
+		for (int i = 0; i < a->npol; i++)
+			if (strcmp(a->pol[i].label, a->pol[a->npol].label) == 0) {
+				fprintf(stderr, "wsr lab: error: --policies: '%s' twice\n",
+					a->pol[i].label);
+				return 2;
+			}
+		a->npol++;
+		s += l;
+		if (*s == ',')
+			s++;
+	}
+	if (a->npol == 0) {
+		fprintf(stderr, "wsr lab: error: --policies: an empty list\n");
+		return 2;
+	}
+	return 0;
 }
 
 /* LIST of names into out[]; 2 after a message on an unknown one. */
@@ -216,7 +350,7 @@ static int lab_opt(void *ctx, int key, const char *arg)
 	case 'w':
 		return parse_names("workloads", arg, N_WORKLOADS, wl_name, a->wl, &a->nw);
 	case 'p':
-		return parse_names("policies", arg, WSR_POLICY_COUNT, pol_name, a->pol, &a->npol);
+		return parse_policies(arg, a);
 	case 'n':
 		a->np = 0;
 		for (const char *s = arg; *s != '\0';) {
@@ -270,6 +404,40 @@ static int tree_dir(char *buf, size_t size, struct wsr_err *err)
 	return 0;
 }
 
+/* The run's log (the program's output and wsr run's): the operation count
+ * after the workload's key (-1 when absent), and -1 (pushed) when the
+ * runtime ignored part of WSRDEBUG. */
+static int read_log(const char *log, const struct workload *wl, int64_t *ops,
+		    struct wsr_err *err)
+{
+	FILE *f = fopen(log, "r");
+	char line[1024];
+	int ret = 0;
+
+	*ops = -1;
+	if (f == NULL) {
+		err_push(err, "reading %s: %s", log, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		const char *k = strstr(line, wl->ops);
+		char *end;
+		if (*ops < 0 && k != NULL) {
+			long long v = strtoll(k + strlen(wl->ops), &end, 10);
+			if (end != k + strlen(wl->ops) && v >= 0)
+				*ops = v;
+		}
+		if (strncmp(line, "wsr: WSRDEBUG: ignoring", 23) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			err_push(err, "%s: the runtime said '%s': fix the knob", log, line);
+			ret = -1;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
 static int load_cell(const char *dir, struct cell *c, struct wsr_err *err)
 {
 	char path[PATH_MAX * 2];
@@ -288,10 +456,20 @@ static int load_cell(const char *dir, struct cell *c, struct wsr_err *err)
 	    metrics_lab_load(db, &lf, err) < 0)
 		goto out;
 	c->duration_ns = m->duration_ns;
+	snprintf(c->knobs, sizeof(c->knobs), "%s", lf.knobs);
 	memset(c->have, 0, sizeof(c->have));
-	if (m->duration_ns > 0) {
-		c->v[F_THROUGHPUT] = 1e9 / (double)m->duration_ns;
+	if (m->duration_ns > 0 && c->ops >= 0) {
+		c->v[F_THROUGHPUT] = (double)c->ops * 1e9 / (double)m->duration_ns;
 		c->have[F_THROUGHPUT] = true;
+	}
+	if (lf.lock_waits >= 0) {
+		c->v[F_LOCK_WAITS] = (double)lf.lock_waits;
+		c->v[F_LOCK_WAIT_MS] = (double)lf.lock_wait_ns / 1e6;
+		c->have[F_LOCK_WAITS] = c->have[F_LOCK_WAIT_MS] = true;
+	}
+	if (lf.remote_steals >= 0) {
+		c->v[F_REMOTE] = (double)lf.remote_steals;
+		c->have[F_REMOTE] = true;
 	}
 	c->v[F_STEALS] = (double)m->steals;
 	c->have[F_STEALS] = true;
@@ -337,20 +515,94 @@ static void fmt(char *buf, size_t n, const struct cell *c, int f)
 		snprintf(buf, n, "-");
 }
 
-static void write_table(FILE *f, const struct cell *cells, int n, bool md)
+/* Labels and knob strings go into JSON, HTML and paths as they are: a label
+ * holds only letters, digits, '_', '+' and '=' (parse_policy), and the
+ * runtime's knob string only those and ','. */
+
+/* "P = 1, 2" into buf: the Ps at which policy q's cells had knobs K. */
+static void knob_ps(const struct cell *cells, int n, int q, const char *k, char *buf,
+		    size_t size)
+{
+	size_t off = 0;
+	int seen[LAB_MAX * LAB_MAX], ns = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		bool dup = false;
+		if (cells[i].pol != q || strcmp(cells[i].knobs, k) != 0)
+			continue;
+		for (int j = 0; j < ns; j++)
+			dup |= seen[j] == cells[i].procs;
+		if (dup || ns >= LAB_MAX * LAB_MAX)
+			continue;
+		seen[ns++] = cells[i].procs;
+		off += (size_t)snprintf(buf + off, off < size ? size - off : 0, "%s%d",
+					ns > 1 ? ", " : "P = ", cells[i].procs);
+		if (off >= size)
+			break;
+	}
+}
+
+enum fmt_kind { FMT_TEXT, FMT_MD, FMT_HTML };
+
+/* The knobs in force (meta policy_knobs), one line per policy and string. */
+static void write_knobs(FILE *f, const struct cell *cells, int n, const struct lab_args *a,
+			enum fmt_kind kind)
+{
+	static const char *const head[] = {"\nknobs in force (meta policy_knobs):\n",
+					   "\n**Knobs in force** (meta `policy_knobs`):\n\n",
+					   "<h2>Knobs in force</h2>\n<p>meta policy_knobs</p><ul>\n"};
+	char ps[256];
+
+	fputs(head[kind], f);
+	for (int q = 0; q < a->npol; q++)
+		for (int i = 0; i < n; i++) {
+			bool first = true;
+			if (cells[i].pol != q)
+				continue;
+			for (int j = 0; j < i; j++)
+				first &= !(cells[j].pol == q && strcmp(cells[j].knobs, cells[i].knobs) == 0);
+			if (!first)
+				continue;
+			const char *k = cells[i].knobs[0] != '\0' ? cells[i].knobs : "(none recorded)";
+			knob_ps(cells, n, q, cells[i].knobs, ps, sizeof(ps));
+			if (kind == FMT_TEXT)
+				fprintf(f, "  %s (%s): %s\n", a->pol[q].label, ps, k);
+			else if (kind == FMT_MD)
+				fprintf(f, "- `%s` (%s): `%s`\n", a->pol[q].label, ps, k);
+			else
+				fprintf(f, "<li><code>%s</code> (%s): <code>%s</code></li>\n",
+					a->pol[q].label, ps, k);
+		}
+	if (kind == FMT_HTML)
+		fputs("</ul>\n", f);
+}
+
+static int label_width(const struct lab_args *a)
+{
+	int w = 7;
+	for (int q = 0; q < a->npol; q++)
+		if ((int)strlen(a->pol[q].label) > w)
+			w = (int)strlen(a->pol[q].label);
+	return w;
+}
+
+static void write_table(FILE *f, const struct cell *cells, int n, const struct lab_args *a,
+			bool md)
 {
 	char b[64];
+	int pw = label_width(a);
 
 	if (md) {
 		fprintf(f, "| workload | policy | P |");
 		for (int k = 0; k < F_COUNT; k++)
 			fprintf(f, " %s |", figs[k].title);
-		fprintf(f, "\n|---|---|---:|");
+		fprintf(f, " trace |\n|---|---|---:|");
 		for (int k = 0; k < F_COUNT; k++)
 			fprintf(f, "---:|");
-		fprintf(f, "\n");
+		fprintf(f, "---|\n");
 	} else {
-		fprintf(f, "%-18s %-7s %4s", "workload", "policy", "P");
+		fprintf(f, "%-18s %-*s %4s", "workload", pw, "policy", "P");
 		for (int k = 0; k < F_COUNT; k++)
 			fprintf(f, " %12s", figs[k].title);
 		fprintf(f, "  trace\n");
@@ -358,10 +610,10 @@ static void write_table(FILE *f, const struct cell *cells, int n, bool md)
 	for (int i = 0; i < n; i++) {
 		const struct cell *c = &cells[i];
 		if (md)
-			fprintf(f, "| %s | %s | %d |", workloads[c->w].name,
-				wsr_policy_names[c->pol], c->procs);
+			fprintf(f, "| %s | %s | %d |", workloads[c->w].name, a->pol[c->pol].label,
+				c->procs);
 		else
-			fprintf(f, "%-18s %-7s %4d", workloads[c->w].name, wsr_policy_names[c->pol],
+			fprintf(f, "%-18s %-*s %4d", workloads[c->w].name, pw, a->pol[c->pol].label,
 				c->procs);
 		for (int k = 0; k < F_COUNT; k++) {
 			fmt(b, sizeof(b), c, k);
@@ -370,20 +622,29 @@ static void write_table(FILE *f, const struct cell *cells, int n, bool md)
 			else
 				fprintf(f, " %12s", b);
 		}
-		fprintf(f, md ? "\n" : "  %s\n", c->rel);
+		if (md)
+			fprintf(f, " [%s](%s) |\n", c->rel, c->rel);
+		else
+			fprintf(f, "  %s\n", c->rel);
 	}
+	write_knobs(f, cells, n, a, md ? FMT_MD : FMT_TEXT);
 }
 
-static void write_json(FILE *f, const struct cell *cells, int n)
+static void write_json(FILE *f, const struct cell *cells, int n, const struct lab_args *a)
 {
 	fprintf(f, "{\n  \"cells\": [");
 	for (int i = 0; i < n; i++) {
 		const struct cell *c = &cells[i];
 		fprintf(f,
-			"%s\n    {\"workload\": \"%s\", \"policy\": \"%s\", \"procs\": %d, "
+			"%s\n    {\"workload\": \"%s\", \"policy\": \"%s\", \"label\": \"%s\", "
+			"\"procs\": %d, \"knobs\": \"%s\", \"trace\": \"%s\", "
 			"\"db\": \"%s/trace.db\", \"duration_ns\": %" PRId64,
-			i ? "," : "", workloads[c->w].name, wsr_policy_names[c->pol], c->procs,
-			c->rel, c->duration_ns);
+			i ? "," : "", workloads[c->w].name, wsr_policy_names[a->pol[c->pol].id],
+			a->pol[c->pol].label, c->procs, c->knobs, c->rel, c->rel, c->duration_ns);
+		if (c->ops >= 0)
+			fprintf(f, ", \"ops\": %" PRId64, c->ops);
+		else
+			fprintf(f, ", \"ops\": null");
 		for (int k = 0; k < F_COUNT; k++) {
 			if (c->have[k])
 				fprintf(f, ", \"%s\": %.17g", figs[k].key, c->v[k]);
@@ -429,7 +690,7 @@ static void svg_plot(FILE *f, const struct cell *cells, int n, int w, int k,
 		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" points=\"", col);
 		for (int j = 0; j < a->np; j++)
 			for (int i = 0; i < n; i++)
-				if (cells[i].w == w && cells[i].pol == a->pol[q] &&
+				if (cells[i].w == w && cells[i].pol == q &&
 				    cells[i].procs == a->procs[j] && cells[i].have[k])
 					fprintf(f, "%.1f,%.1f ",
 						L + (W - L - R) * (a->np > 1
@@ -437,7 +698,7 @@ static void svg_plot(FILE *f, const struct cell *cells, int n, int w, int k,
 									   : 0.5),
 						H - B - (H - B - T) * cells[i].v[k] / ymax);
 		fprintf(f, "\"/><text x=\"%.0f\" y=\"%d\" font-size=\"10\" fill=\"%s\">%s</text>",
-			W - 60, 14 + 12 * q, col, wsr_policy_names[a->pol[q]]);
+			W - 60, 14 + 12 * q, col, a->pol[q].label);
 	}
 	fprintf(f, "</svg>\n");
 }
@@ -458,21 +719,23 @@ static void write_html(FILE *f, const struct cell *cells, int n, const struct la
 		fprintf(f, "</div>\n<table><tr><th>policy</th><th>P</th>");
 		for (int k = 0; k < F_COUNT; k++)
 			fprintf(f, "<th>%s</th>", figs[k].title);
-		fprintf(f, "</tr>\n");
+		fprintf(f, "<th>trace</th></tr>\n");
 		for (int i = 0; i < n; i++) {
 			if (cells[i].w != w)
 				continue;
-			fprintf(f, "<tr><td>%s</td><td>%d</td>", wsr_policy_names[cells[i].pol],
+			fprintf(f, "<tr><td>%s</td><td>%d</td>", a->pol[cells[i].pol].label,
 				cells[i].procs);
 			for (int k = 0; k < F_COUNT; k++) {
 				fmt(b, sizeof(b), &cells[i], k);
 				fprintf(f, "<td><a href=\"%s/trace.db\">%s</a></td>", cells[i].rel,
 					b);
 			}
-			fprintf(f, "</tr>\n");
+			fprintf(f, "<td><a href=\"%s\">%s</a></td></tr>\n", cells[i].rel,
+				cells[i].rel);
 		}
 		fprintf(f, "</table>\n");
 	}
+	write_knobs(f, cells, n, a, FMT_HTML);
 	fprintf(f, "</body></html>\n");
 }
 
@@ -493,11 +756,11 @@ static int write_out(const char *dir, const char *name, const struct cell *cells
 		return -1;
 	}
 	if (strcmp(name, "lab.md") == 0)
-		write_table(f, cells, n, true);
+		write_table(f, cells, n, a, true);
 	else if (strcmp(name, "lab.txt") == 0)
-		write_table(f, cells, n, false);
+		write_table(f, cells, n, a, false);
 	else if (strcmp(name, "lab.json") == 0)
-		write_json(f, cells, n);
+		write_json(f, cells, n, a);
 	else
 		write_html(f, cells, n, a);
 	if (fclose(f) != 0) {
@@ -573,7 +836,8 @@ int cmd_lab(int argc, char **argv)
 	}
 	if (a->npol == 0)
 		for (int i = 0; i < WSR_POLICY_COUNT && i < LAB_MAX; i++)
-			a->pol[a->npol++] = i;
+			parse_policy(wsr_policy_names[i], strlen(wsr_policy_names[i]),
+				     &a->pol[a->npol++]);
 	if (a->np == 0) {
 		static const int dflt[] = {1, 2, 8, 64};
 		for (int i = 0; i < 4; i++)
@@ -596,22 +860,25 @@ int cmd_lab(int argc, char **argv)
 				const struct workload *wl = &workloads[a->wl[wi]];
 				const char *const *args = a->quick ? wl->quick : wl->args;
 				char *prog[6] = {exe};
-				char dbg[64], out[PATH_MAX * 2], log[PATH_MAX * 2 + 8];
+				char dbg[160], out[PATH_MAX * 2], log[PATH_MAX * 2 + 8];
 				int procs = a->procs[ni];
 
 				snprintf(exe, sizeof(exe), "%s/%s", tree, wl->path);
 				for (int k = 0; k < 4 && args[k] != NULL; k++)
 					prog[k + 1] = (char *)args[k];
-				snprintf(dbg, sizeof(dbg), "policy=%s",
-					 wsr_policy_names[a->pol[pi]]);
+				int nodes = a->pol[pi].nodes, dl;
+				dl = snprintf(dbg, sizeof(dbg), "%s", a->pol[pi].wsrdebug);
+				if (nodes > 0 && procs % nodes == 0)
+					snprintf(dbg + dl, sizeof(dbg) - (size_t)dl,
+						 ",topology=%dx%d", nodes, procs / nodes);
 				for (int r = 0; r < a->runs; r++) {
 					struct cell *c = &runs[r];
 					memset(c, 0, sizeof(*c));
 					c->w = a->wl[wi];
-					c->pol = a->pol[pi];
+					c->pol = pi;
 					c->procs = procs;
 					int l = snprintf(c->rel, sizeof(c->rel), "%s/%s/p%d",
-							 wl->name, wsr_policy_names[c->pol], procs);
+							 wl->name, a->pol[pi].label, procs);
 					if (a->runs > 1)
 						snprintf(c->rel + l, sizeof(c->rel) - (size_t)l,
 							 "-r%d", r + 1);
@@ -621,14 +888,14 @@ int cmd_lab(int argc, char **argv)
 						fprintf(stderr,
 							"\rwsr lab: [%d/%d] %s %s P=%d run %d/%d\033[K",
 							n + 1, total, wl->name,
-							wsr_policy_names[c->pol], procs, r + 1,
+							a->pol[pi].label, procs, r + 1,
 							a->runs);
 					/* the parent directories of OUT */
 					char mk[PATH_MAX * 2];
 					snprintf(mk, sizeof(mk), "%s/%s", a->dir, wl->name);
 					if ((mkdir(mk, 0755) < 0 && errno != EEXIST) ||
 					    (snprintf(mk, sizeof(mk), "%s/%s/%s", a->dir, wl->name,
-						      wsr_policy_names[c->pol]),
+						      a->pol[pi].label),
 					     mkdir(mk, 0755) < 0 && errno != EEXIST)) {
 						err_push(&err, "creating %s: %s", mk,
 							 strerror(errno));
@@ -643,7 +910,8 @@ int cmd_lab(int argc, char **argv)
 								wl->name, dbg, procs, st, log);
 						goto fail;
 					}
-					if (load_cell(a->dir, c, &err) < 0)
+					if (read_log(log, wl, &c->ops, &err) < 0 ||
+					    load_cell(a->dir, c, &err) < 0)
 						goto fail;
 				}
 				qsort(runs, (size_t)a->runs, sizeof(runs[0]), cmp_dur);
@@ -656,7 +924,7 @@ int cmd_lab(int argc, char **argv)
 	for (int k = 0; k < 4; k++)
 		if (write_out(a->dir, names[k], cells, n, a, &err) < 0)
 			goto fail;
-	write_table(stdout, cells, n, false);
+	write_table(stdout, cells, n, a, false);
 	printf("\nwrote %s/lab.txt, lab.md, lab.json and lab.html\n", a->dir);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		err_push(&err, "writing the table to stdout: %s", strerror(errno));

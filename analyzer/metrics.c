@@ -172,12 +172,74 @@ static int64_t meta_i(sqlite3 *db, const char *key, int64_t dflt, struct wsr_err
 	return db_meta_read_int(db, key, &v, err) == 1 ? v : dflt;
 }
 
+/* One row of integers from SQL into out[0..n-1]; 0, or -1 (pushed). */
+static int query_ints(sqlite3 *db, const char *what, const char *sql, int64_t *out, int n,
+		      struct wsr_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (db_prepare(db, &st, sql, err) < 0)
+		return -1;
+	rc = sqlite3_step(st);
+	for (int k = 0; rc == SQLITE_ROW && k < n; k++)
+		out[k] = sqlite3_column_int64(st, k);
+	if (rc != SQLITE_ROW)
+		err_push(err, "sqlite: %s: %s", what, sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* policy_knobs' topology=NxM, remote steals, lock waits (docs/lab.md). */
+static int lab_knob_figures(sqlite3 *db, struct lab_figures *f, struct wsr_err *err)
+{
+	int64_t v[2];
+	const char *t;
+	int n0 = err->n;
+
+	f->knobs[0] = '\0';
+	db_meta_read_text(db, "policy_knobs", f->knobs, sizeof(f->knobs), err);
+	if (err->n > n0)
+		return -1;
+	f->topo_nodes = f->topo_per_node = 0;
+	f->remote_steals = -1;
+	t = strstr(f->knobs, "topology=");
+	if (t != NULL &&
+	    (t == f->knobs || t[-1] == ',') &&
+	    sscanf(t, "topology=%dx%d", &f->topo_nodes, &f->topo_per_node) == 2 &&
+	    f->topo_nodes > 0 && f->topo_per_node > 0) {
+		char sql[160];
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*) FROM steals WHERE thief / %d != victim / %d",
+			 f->topo_per_node, f->topo_per_node);
+		if (query_ints(db, "remote steals", sql, &f->remote_steals, 1, err) < 0)
+			return -1;
+	} else {
+		f->topo_nodes = f->topo_per_node = 0;
+	}
+	/* Only the deque locks wait (a scan of events: skipped elsewhere). */
+	char pol[32] = "";
+	db_meta_read_text(db, "policy", pol, sizeof(pol), err);
+	f->lock_waits = f->lock_wait_ns = -1;
+	if (strcmp(pol, "locked") != 0 && strcmp(pol, "trylock") != 0)
+		return err->n > n0 ? -1 : 0;
+	if (query_ints(db, "lock waits",
+		       "SELECT count(*), coalesce(sum(wait_ns), 0) FROM ev_steal_lock_wait", v, 2,
+		       err) < 0)
+		return -1;
+	f->lock_waits = v[0];
+	f->lock_wait_ns = v[1];
+	return 0;
+}
+
 int metrics_lab_load(sqlite3 *db, struct lab_figures *f, struct wsr_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
 	f->steal_attempts = meta_i(db, "steal_attempts", -1, err);
+	if (lab_knob_figures(db, f, err) < 0)
+		return -1;
 	if (db_prepare(db, &st,
 		       "SELECT count(*), coalesce(sum(x.p = r.p), 0) FROM g_state r "
 		       "JOIN g_state x ON x.g = r.g AND x.start_ts = r.end_ts AND "
@@ -226,6 +288,7 @@ static int load_meta(sqlite3 *db, const char *path, struct metrics *m, struct ws
 			  err);
 	db_meta_read_text(db, "vpid", m->vpid, sizeof(m->vpid), err);
 	db_meta_read_text(db, "policy", m->policy, sizeof(m->policy), err);
+	db_meta_read_text(db, "policy_knobs", m->policy_knobs, sizeof(m->policy_knobs), err);
 	m->start_ts = meta_i(db, "start_ts", 0, err);
 	m->end_ts = meta_i(db, "end_ts", 0, err);
 	m->duration_ns = meta_i(db, "duration_ns", 0, err);

@@ -38,6 +38,7 @@ struct metrics {
 	char path[512];
 	char program[256], hostname[256], runtime_version[128], vpid[32];
 	char policy[32]; /* meta policy (init.policy): "" for traces of older runtimes */
+	char policy_knobs[256]; /* meta policy_knobs (the knobs event): "" when absent */
 	int64_t start_ts, end_ts, duration_ns;
 	int gomaxprocs, np;
 	int64_t events, wsr_events, discarded_events, discarded_packets, discarded_ranges;
@@ -68,6 +69,14 @@ int metrics_load(sqlite3 *db, const char *path, struct metrics *m, struct wsr_er
 struct lab_figures {
 	int64_t steal_attempts;
 	int64_t queued_runs, local_runs;
+	/* meta policy_knobs ("" when absent: a trace of an older runtime);
+	 * topo_nodes, topo_per_node: its topology=NxM (0 without one). */
+	char knobs[256];
+	int topo_nodes, topo_per_node;
+	/* Steals whose thief and victim are on different nodes of that
+	 * topology (-1 without one); the steal_lock_wait events and the sum of
+	 * their wait_ns (-1 unless meta policy is locked or trylock). */
+	int64_t remote_steals, lock_waits, lock_wait_ns;
 };
 
 /* Fills F; the locality query scans g_state once (like latency_hist_load,

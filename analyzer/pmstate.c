@@ -18,6 +18,12 @@
  *     pm_release keep both sides).
  *   - ps and ms grow by realloc (p_known, m_known, m_ensure): a pointer
  *     into them is stale after one of those calls.
+ *   - cur.spinning_ms is the number of Ms whose spinning flag is set, kept
+ *     by m_set_spinning() only (the M states and the count are one fact).
+ *     Not spin_start's or spin_stop's nmspinning: the runtime changes
+ *     nmspinning before it emits the event, and an M descheduled between
+ *     the two emits a count that other Ms' changes have since moved (seen:
+ *     a spin_stop 4.3 ms late carrying 0 while another M was spinning).
  * Concurrency: one thread.
  */
 #include "config.h"
@@ -336,6 +342,16 @@ int ev_init(struct derive *dv, const struct wsr_rec *r, const char *extra, struc
 	return 0;
 }
 
+void m_set_spinning(struct derive *dv, int m, bool on)
+{
+	struct ms *M = &dv->ms[m];
+
+	if (M->spinning != on) {
+		M->spinning = on;
+		dv->cur.spinning_ms += on ? 1 : -1;
+	}
+}
+
 static int ev_spin(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 {
 	int m = r->m;
@@ -343,11 +359,12 @@ static int ev_spin(struct derive *dv, const struct wsr_rec *r, struct wsr_err *e
 	/* A spinning M runs no G. */
 	if (r->ev == EV_SPIN_START && m >= 0 && m_evict(dv, m, 0, r->ts, err) < 0)
 		return -1;
-	dv->cur.spinning_ms = r->a1;
 	if (r->ev == EV_SPIN_STOP && r->a2)
 		dv->spins_found++;
+	if (m < 0)
+		dv->cur.spinning_ms = r->a1; /* no M to count: the runtime's count */
 	if (m >= 0) {
-		dv->ms[m].spinning = r->ev == EV_SPIN_START;
+		m_set_spinning(dv, m, r->ev == EV_SPIN_START);
 		if (m_set(dv, m, r->ts, err) < 0)
 			return -1;
 		if (dv->ms[m].p >= 0 && p_set(dv, dv->ms[m].p, r->ts, err) < 0)
@@ -394,7 +411,7 @@ static int ev_m_park_unpark(struct derive *dv, const struct wsr_rec *r, struct w
 		if (M->p >= 0 && pm_release(dv, m, M->p, ts, err) < 0)
 			return -1;
 		M->parked = true;
-		M->spinning = false;
+		m_set_spinning(dv, m, false);
 		M->insyscall = false;
 		return m_set(dv, m, ts, err);
 	}

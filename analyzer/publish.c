@@ -154,6 +154,18 @@ static int run_info_meta(sqlite3 *db, const struct run_info *ri, struct wsr_err 
 	return 0;
 }
 
+/* meta policy_knobs: the string of the first `knobs` event (emitted right
+ * after init: the scan in (ts, id) order stops there); none in traces of
+ * runtimes before the event. */
+static int knobs_meta(sqlite3 *db, struct wsr_err *err)
+{
+	return db_exec(db,
+		       "INSERT OR REPLACE INTO meta (key, value) SELECT 'policy_knobs', extra "
+		       "FROM events WHERE name = 'knobs' AND extra IS NOT NULL "
+		       "ORDER BY ts, id LIMIT 1",
+		       err);
+}
+
 /* ---- the decoder child ---- */
 
 int publish_begin(struct publish *pb, const char *out, bool force, const char *force_opt,
@@ -210,7 +222,8 @@ int publish_finish(struct publish *pb, struct derive **dvp, const char *what,
 		return -1;
 	}
 	say(phase, ctx, "closing the intervals");
-	if (derive_finish(dv, err) < 0 || (ri != NULL && run_info_meta(pb->db, ri, err) < 0))
+	if (derive_finish(dv, err) < 0 || (ri != NULL && run_info_meta(pb->db, ri, err) < 0) ||
+	    knobs_meta(pb->db, err) < 0)
 		return -1;
 	/* No init event: gomaxprocs and the runtime version are unknown. Say
 	 * so (meta.init_missing, the report) rather than show a 0. */

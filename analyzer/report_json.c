@@ -41,6 +41,10 @@ int report_json_write(struct report *r, FILE *f, struct wsr_err *err)
 		fprintf(f, ",\n  \"policy\": ");
 		json_fputs(f, m->policy);
 	}
+	if (m->policy_knobs[0] != '\0') {
+		fprintf(f, ",\n  \"policy_knobs\": ");
+		json_fputs(f, m->policy_knobs);
+	}
 	fprintf(f, ",\n  \"command\": ");
 	json_fputs(f, r->m->command);
 	if (r->m->exit_status >= 0)

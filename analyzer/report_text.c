@@ -117,6 +117,8 @@ static int print_header(struct report *r, FILE *f, bool md, struct wsr_err *err)
 	fprintf(f, "%sexit: %s\n", pre, r->exit_text);
 	if (m->policy[0] != '\0')
 		fprintf(f, "%spolicy: %s\n", pre, m->policy);
+	if (m->policy_knobs[0] != '\0')
+		fprintf(f, "%sknobs: %s\n", pre, m->policy_knobs);
 	if (r->m->init_missing)
 		fprintf(f,
 			"%sduration: %s, gomaxprocs unknown (the trace has no init event: the "

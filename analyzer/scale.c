@@ -32,9 +32,11 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -183,6 +185,7 @@ int cmd_run_child(const char *out, const char *log, int procs, const char *wsrde
 		return -1;
 	}
 	fflush(NULL);
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		err_push(err, "fork: %s", strerror(errno));
@@ -191,6 +194,11 @@ int cmd_run_child(const char *out, const char *log, int procs, const char *wsrde
 		return -1;
 	}
 	if (pid == 0) {
+		/* Stopped with us, whatever stops us (wsr lab or scale killed
+		 * mid-run): wsr run takes SIGTERM as an order to stop PROGRAM and
+		 * its session; a parent gone before the prctl is seen after it. */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
+			_exit(1);
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
 		setenv("WSRMAXPROCS", np, 1);

@@ -18,9 +18,17 @@ int validate_stream(struct validator *v, const struct wsr_rec *r, const char *ex
 		    struct wsr_err *err)
 {
 	struct stream_info *si = &v->streams[r->stream];
+	const char *name = extra != NULL && r->extra_len > 0 ? extra : "?";
 
+	if (!v->trace_real_done) {
+		v->trace_real_done = true;
+		v->trace_real = v->trace != NULL ? realpath(v->trace, NULL) : NULL;
+	}
+	size_t tl = v->trace_real != NULL ? strlen(v->trace_real) : 0;
+	if (tl > 0 && strncmp(name, v->trace_real, tl) == 0 && name[tl] == '/' && name[tl + 1])
+		name += tl + 1;
 	free(si->name);
-	si->name = strdup(extra != NULL && r->extra_len > 0 ? extra : "?");
+	si->name = strdup(name);
 	si->cpu = (r->flags & REC_F_A1) ? (int32_t)r->a1 : -1;
 	si->last_ts = INT64_MIN;
 	si->declared = true;
@@ -62,6 +70,9 @@ void validate_accept(struct validator *v, const struct wsr_rec *r)
 
 void validate_free(struct validator *v)
 {
+	free(v->trace_real);
+	v->trace_real = NULL;
+	v->trace_real_done = false;
 	for (int i = 0; i < MAX_STREAMS; i++) {
 		free(v->streams[i].name);
 		v->streams[i].name = NULL;

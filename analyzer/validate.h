@@ -35,6 +35,8 @@ struct stream_info {
 
 struct validator {
 	const char *trace;
+	char *trace_real; /* realpath(trace), for stream names relative to it */
+	bool trace_real_done;
 	struct stream_info streams[MAX_STREAMS];
 	int64_t last_ts; /* of the last event accepted */
 	bool any_ts;     /* an event was accepted */
@@ -43,7 +45,10 @@ struct validator {
 	uint64_t skipped_other_vpid;
 };
 
-/* REC_STREAM: declares r->stream. */
+/* REC_STREAM: declares r->stream. Its name is the stream file's path as
+ * babeltrace2 gives it (absolute), kept relative to the trace directory when
+ * it is inside it, so that a database does not depend on where the trace
+ * was when it was ingested. */
 int validate_stream(struct validator *v, const struct wsr_rec *r, const char *extra,
 		    struct wsr_err *err);
 /* 1: the event is of the process analysed; 0: of another (skip it, counted);

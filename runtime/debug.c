@@ -324,6 +324,23 @@ void wsr__debug_init(void)
 		wsr__sched.stacksize = 256 * 1024;
 }
 
+/* The knobs in force as a WSRDEBUG value that reproduces them (the `knobs`
+ * event): the policy, then each knob the policies differ in, resolved. */
+void wsr__debug_knobs(char *buf, size_t size)
+{
+	int n = snprintf(buf, size,
+			 "policy=%s,steal=%s,victims=%s,spinning=%s,runnext=%d,globalcheck=%d,"
+			 "stealrounds=%d",
+			 policy_names[wsr__sched.policy], steal_names[wsr__sched.steal_one],
+			 victims_names[wsr__sched.victims], spinning_names[wsr__sched.spinning],
+			 wsr__sched.runnext_limit != 1, (int)wsr__sched.globalcheck,
+			 (int)wsr__sched.stealrounds);
+
+	if (wsr__sched.topo_nodes > 0 && n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, ",topology=%dx%d", (int)wsr__sched.topo_nodes,
+			 (int)wsr__sched.topo_per_node);
+}
+
 /* ---- chaos ---- */
 
 bool wsr__chaos_seed_set(void)
@@ -507,6 +524,12 @@ void wsr__schedtrace(bool detailed)
 	}
 	/* Like Go, under sched.lock: the idle lists and the global queue are still. */
 	wsr__lock(&wsr__sched.lock);
+	if (wsr__sched.mexited > 0) {
+		/* The teardown has begun and Ms leave without an event: a snapshot
+		 * now would count fewer threads than the trace can account for. */
+		wsr__unlock(&wsr__sched.lock);
+		goto out;
+	}
 	schedtrace_read(&st, runq, ticks, read_ts);
 	/* The event first, right after the reads: its timestamp is then as close
 	 * as can be to the snapshot the analyzer cross-checks it against. */

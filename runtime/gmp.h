@@ -309,6 +309,7 @@ struct wsr_sched {
 	struct wsr_m *midle;	     /* idle Ms; sched.lock */
 	_Atomic int32_t nmidle;	     /* written under sched.lock, read racily */
 	_Atomic int32_t mcount;	     /* live Ms; written under sched.lock, read racily */
+	int32_t mexited;	     /* Ms that left at teardown (no event); under sched.lock */
 	int32_t mnext;		     /* next M id; sched.lock */
 	int32_t nmsys;		     /* Ms that are not Ms for checkdead (none today) */
 	struct wsr_m *allm;	     /* sched.lock */

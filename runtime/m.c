@@ -98,8 +98,11 @@ static void *mstart(void *arg)
 	if (pp != NULL)
 		wsr__acquirep(mp, pp);
 	wsr__schedule(mp);
+	/* Teardown: no event says an M left, so no schedtrace is taken after
+	 * the first one has (wsr__schedtrace checks mexited under the lock). */
 	wsr__lock(&wsr__sched.lock);
 	store_relaxed(&wsr__sched.mcount, load_relaxed(&wsr__sched.mcount) - 1);
+	wsr__sched.mexited++;
 	wsr__unlock(&wsr__sched.lock);
 	wsr__mexit_cleanup(mp);
 	return NULL;

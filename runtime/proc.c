@@ -502,6 +502,24 @@ static void dropg(struct wsr_m *mp, struct wsr_g *gp)
 	gp->m = NULL;
 }
 
+/* The running M puts its own G gp on the global queue (a yield under the
+ * deque policies, a preemption) and, as Go's goschedImpl, wakes a P: the M
+ * may next run a G that never yields, and with a P idle and nobody
+ * spinning, gp would wait behind it (test-knobs a_preempted_g_wakes_...).
+ * The event under the lock: once it is unlocked another M may run gp (even
+ * to its exit, and its G struct may be reused). */
+static void globrunqput_behind(struct wsr_m *mp, struct wsr_g *gp, bool traced)
+{
+	uint32_t glen;
+
+	wsr__lock(&wsr__sched.lock);
+	wsr__globrunqput(gp);
+	glen = (uint32_t)load_relaxed(&wsr__sched.runqsize);
+	WSR_TRACE_IF(traced, globrunq_put, &mp->stats, mp->p->id, mp->id, gp->goid, glen);
+	wsr__unlock(&wsr__sched.lock);
+	wsr__wakep(mp);
+}
+
 WSR_TRACE_BODY void gosched_body(struct wsr_m *mp, struct wsr_g *gp, bool traced)
 {
 	WSR_TRACE_IF(traced, g_stop, &mp->stats, mp->p->id, mp->id, gp->goid, WR_YIELD);
@@ -511,15 +529,7 @@ WSR_TRACE_BODY void gosched_body(struct wsr_m *mp, struct wsr_g *gp, bool traced
 		/* The owner's end of a deque is the next G it runs: a yield put
 		 * there would run again at once. It goes behind everyone, to the
 		 * global queue, as Go's Gosched does. */
-		uint32_t glen;
-
-		/* The event under the lock: once it is unlocked another M may
-		 * run gp (even to its exit, and its G struct may be reused). */
-		wsr__lock(&wsr__sched.lock);
-		wsr__globrunqput(gp);
-		glen = (uint32_t)load_relaxed(&wsr__sched.runqsize);
-		WSR_TRACE_IF(traced, globrunq_put, &mp->stats, mp->p->id, mp->id, gp->goid, glen);
-		wsr__unlock(&wsr__sched.lock);
+		globrunqput_behind(mp, gp, traced);
 		return;
 	}
 	wsr__runqput(mp, mp->p, gp, false);
@@ -542,19 +552,12 @@ static void gosched_m(struct wsr_m *mp, struct wsr_g *gp, void *arg)
 
 static void preempt_m(struct wsr_m *mp, struct wsr_g *gp, void *arg)
 {
-	uint32_t glen;
-
 	(void)arg;
 	WSR_TRACE(g_stop, &mp->stats, mp->p->id, mp->id, gp->goid, WR_PREEMPT);
 	dropg(mp, gp);
 	store_relaxed(&gp->status, G_RUNNABLE);
 	/* Like Go: a preempted G goes to the global queue, behind everyone. */
-	/* The event under the lock, as in gosched_body. */
-	wsr__lock(&wsr__sched.lock);
-	wsr__globrunqput(gp);
-	glen = (uint32_t)load_relaxed(&wsr__sched.runqsize);
-	WSR_TRACE(globrunq_put, &mp->stats, mp->p->id, mp->id, gp->goid, glen);
-	wsr__unlock(&wsr__sched.lock);
+	globrunqput_behind(mp, gp, WSR_TRACE_ENABLED(globrunq_put));
 }
 
 /* Preempts the running G at once (wsr_go when the global queue is long). */
@@ -943,10 +946,14 @@ top:
 		}
 		wsr__unlock(&wsr__sched.lock);
 
+		/* Only what a steal could take: under policy=tokio a G in
+		 * runnext is its running owner's, and counting it sent this M
+		 * round (a P, a failed steal, the P back) until the owner
+		 * blocked (test-knobs, tokio_idle_m_parks_...). */
 		for (i = 0; i < wsr__sched.gomaxprocs; i++) {
 			struct wsr_p *p2 = &wsr__sched.allp[i];
 
-			if (load_relaxed(&p2->status) != P_IDLE && !wsr__runqempty(p2)) {
+			if (load_relaxed(&p2->status) != P_IDLE && wsr__runqstealable(p2)) {
 				wsr__lock(&wsr__sched.lock);
 				p2 = pidlegetspinning(mp);
 				wsr__unlock(&wsr__sched.lock);
@@ -1251,18 +1258,22 @@ int wsr_main(int (*main_fn)(void *), void *arg)
 	m0->is_m0 = true;
 	m0->thread = pthread_self();
 	wsr__minit(m0);
+	/* Before the knobs event: it drops a topology of the wrong size. */
+	wsr__steal_order_init(nprocs);
 	/* The origin of the SCHED lines, as close as can be to the init event's
 	 * time, which is the origin of `wsr report`'s. */
 	wsr__sched.starttime = wsr__nanotime();
 	WSR_TRACE(init, &m0->stats, -1, m0->id, nprocs, WSR_RUNQ_SIZE, WSR_VERSION,
 		  wsr__sched.policy);
+	char knobs[192];
+	wsr__debug_knobs(knobs, sizeof(knobs));
+	WSR_TRACE(knobs, &m0->stats, -1, m0->id, knobs);
 	wsr__procinit(nprocs);
 	wsr__acquirep(m0, &wsr__sched.allp[0]);
 	wsr__lock(&wsr__sched.lock);
 	for (i = nprocs - 1; i >= 1; i--)
 		wsr__pidleput(m0, &wsr__sched.allp[i]);
 	wsr__unlock(&wsr__sched.lock);
-	wsr__steal_order_init(nprocs);
 
 	wsr__newproc(m0, main_g, &ma, 0);
 	store_seq(&wsr__sched.mainstarted, 1);

@@ -146,6 +146,8 @@ enum sm_action wsr__sysmon_check(struct wsr_p *pp, int64_t now);
 void wsr__sysmon_start(void);
 void wsr__sysmon_stop(void);
 void wsr__debug_init(void);
+/* The knobs in force as a WSRDEBUG value (policy=...,steal=...,...; debug.c). */
+void wsr__debug_knobs(char *buf, size_t size);
 void wsr__schedtrace(bool detailed);
 void wsr__stats_print(void);
 extern struct wsr_stats wsr__sysmon_stats;

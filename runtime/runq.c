@@ -599,6 +599,18 @@ bool wsr__runqempty(struct wsr_p *pp)
 	}
 }
 
+bool wsr__runqstealable(struct wsr_p *pp)
+{
+	if (!wsr__sched.runnext_nosteal)
+		return !wsr__runqempty(pp);
+	/* runnext is the owner's alone (policy=tokio): the ring only. A G
+	 * that moves from runnext to the ring afterwards was put by the
+	 * owner, which is running and runs it (or wakes an M: runqput). */
+	uint32_t head = load_seq(&pp->runqhead);
+
+	return load_seq(&pp->runqtail) != head;
+}
+
 uint32_t wsr__runqlen(struct wsr_p *pp)
 {
 	if (policy_deque())

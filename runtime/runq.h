@@ -28,6 +28,9 @@ struct wsr_g *wsr__runqget(struct wsr_p *pp, bool *inherit);
 struct wsr_g *wsr__runqsteal(struct wsr_m *mp, struct wsr_p *pp, struct wsr_p *p2,
 			     bool stealrunnext, uint32_t *n, bool *gotnext);
 bool wsr__runqempty(struct wsr_p *pp);
+/* Whether a thief could take a G from pp now: !runqempty, less runnext when
+ * thieves never take it (runnext_nosteal, policy=tokio). Racy snapshot. */
+bool wsr__runqstealable(struct wsr_p *pp);
 /* Ring length, runnext excluded (racy snapshot, as schedtrace wants). */
 uint32_t wsr__runqlen(struct wsr_p *pp);
 /* Moves every G off pp's queues (owner only, P being torn down). */

@@ -120,7 +120,8 @@ INSERT INTO event_fields (name, field, col) VALUES
   ('schedtrace', 'runqueue', '$.runqueue'), ('schedtrace', 'runq', '$.runq'),
   ('schedtrace', 'schedticks', '$.schedticks'), ('schedtrace', 'read_ts', '$.read_ts'),
   ('steal_lock_wait', 'victim', 'a1'), ('steal_lock_wait', 'wait_ns', 'a2'),
-  ('steal_lock_wait', 'blocked', 'a3');
+  ('steal_lock_wait', 'blocked', 'a3'),
+  ('knobs', 'knobs', 'extra');
 -- END generated:event_fields
 
 -- The tracepoint enumerations (docs/tracepoints.md).

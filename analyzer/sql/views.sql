@@ -151,6 +151,11 @@ CREATE VIEW ev_steal_lock_wait AS
 SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m,
   a1 AS victim, a2 AS wait_ns, a3 AS blocked
 FROM events WHERE name = 'steal_lock_wait';
+
+CREATE VIEW ev_knobs AS
+SELECT id, ts, ts - (SELECT start_ts FROM trace_info) AS t, cpu, tid, vpid, p, m,
+  extra AS knobs
+FROM events WHERE name = 'knobs';
 -- END generated:ev_views
 
 -- The instants of the reconstructed schedtrace: every

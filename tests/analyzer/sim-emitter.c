@@ -13,8 +13,9 @@
  * event carries the simulation's own counters, which are exact (one
  * thread), so the analyzer's reconstruction must match them exactly.
  *
- * Usage: sim-emitter [-p NPROCS] [-g NGS] [-w WORK] [-s SEED] [-t STEPS] [-i 0|1]
- * (-i 0: no init event).
+ * Usage: sim-emitter [-p NPROCS] [-g NGS] [-w WORK] [-s SEED] [-t STEPS] [-i 0|1] [-f 0|1]
+ * (-i 0: no init event; -f 1: also one foreign event, LTTng's tracef, whose
+ * string holds every character JSON escapes: SIM_FOREIGN_MSG).
  * At exit it prints the runtime's `WSRDEBUG=stats=1` line with the counts
  * it emitted.
  *
@@ -32,7 +33,12 @@
 #include <string.h>
 #include <time.h>
 
+#include <lttng/tracef.h>
+
 #include "wsr_tp.h"
+
+/* tests/analyzer/test_analyzer.py checks events.extra against this. */
+#define SIM_FOREIGN_MSG "q\"b\\n\nr\rt\t<&>\x01 end"
 
 #define RUNQ 256
 #define MAXP 16
@@ -454,7 +460,7 @@ static void step_g(int p)
 int main(int argc, char **argv)
 {
 	long steps_per_trace = 50;
-	int emit_init = 1;
+	int emit_init = 1, emit_foreign = 0;
 
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "-p") == 0)
@@ -469,11 +475,13 @@ int main(int argc, char **argv)
 			steps_per_trace = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "-i") == 0)
 			emit_init = atoi(argv[i + 1]);
+		else if (strcmp(argv[i], "-f") == 0)
+			emit_foreign = atoi(argv[i + 1]);
 	}
 	if (np < 1 || np > MAXP || ngs < 1 || work < 1 || steps_per_trace < 1) {
 		fprintf(stderr,
 			"usage: sim-emitter [-p 1..%d] [-g NGS] [-w WORK] [-s SEED] "
-			"[-t STEPS] [-i 0|1]\n",
+			"[-t STEPS] [-i 0|1] [-f 0|1]\n",
 			MAXP);
 		return 2;
 	}
@@ -482,6 +490,8 @@ int main(int argc, char **argv)
 	if (G == NULL || waiting == NULL)
 		return 1;
 
+	if (emit_foreign)
+		lttng_ust_tracef("%s", SIM_FOREIGN_MSG);
 	/* -i 0: no init event, as in a recording that started after the program. */
 	if (emit_init) {
 		lttng_ust_tracepoint(wsr, init, -1, 0, np, RUNQ, "sim-emitter", 0);

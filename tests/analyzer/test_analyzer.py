@@ -699,6 +699,32 @@ def case_cut_stream(wsr, sim, tmp):
        'json: gomaxprocs null, init_missing true', r.stdout[:300])
 
 
+FOREIGN_MSG = 'q"b\\n\nr\rt\t<&>\x01 end'  # sim-emitter.c's SIM_FOREIGN_MSG
+
+
+def case_foreign(wsr, sim, tmp):
+    """A foreign event's payload goes into events.extra as JSON escaped by the
+    one rule every JSON writer of wsr uses (sbuf.c json_escape): quote,
+    backslash, \\n \\r \\t by name, other controls and < > & as \\u00XX."""
+    trace = os.path.join(tmp, 'foreign')
+    rc, _, err = lttrec.record(trace, [sim, '-p', '2', '-g', '200', '-f', '1'],
+                               events='wsr:*,lttng_ust_tracef:*')
+    ok(rc == 0, 'sim-emitter -f 1 ran', err[-300:])
+    dbpath = os.path.join(tmp, 'foreign.db')
+    r = ingest(wsr, trace, dbpath)
+    if not ok(r.returncode == 0, 'wsr ingest of a trace with a tracef event', r.stderr):
+        return
+    db = sqlite3.connect(dbpath)
+    rows = db.execute("SELECT extra, json_extract(extra, '$.msg') FROM events "
+                      "WHERE name = 'lttng_ust_tracef:event'").fetchall()
+    want = '"q\\"b\\\\n\\nr\\rt\\t\\u003c\\u0026\\u003e\\u0001 end"'
+    ok(len(rows) == 1 and ('"msg":' + want) in rows[0][0],
+       'the foreign string is escaped as every wsr JSON is', rows)
+    ok(len(rows) == 1 and rows[0][1] == FOREIGN_MSG, 'and decodes to the string emitted',
+       rows[:1])
+    db.close()
+
+
 def wait_for(pred, timeout=20.0):
     """Polls PRED every 50 ms until it holds or TIMEOUT s passed (a bound on a
     wait, never an assertion on time); returns its last value."""
@@ -1188,6 +1214,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix='wsr-analyzer-') as tmp:
         if case == 'sim':
             case_sim(wsr, sim, tmp)
+            case_foreign(wsr, sim, tmp)
         elif case == 'example':
             case_example(wsr, sys.argv[4], sys.argv[5], sys.argv[6:], tmp)
         elif case == 'bad-input':

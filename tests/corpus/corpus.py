@@ -18,13 +18,11 @@
 #   - The commands run in a fresh temporary directory with relative paths (the trace is
 #     NAME, the database NAME.db), so the paths the analyzer prints and stores (meta
 #     trace_path, the report's headline) are the same on every machine.
-#   - Two things are normalised, nothing else: the timing in `wsr ingest`'s summary line
+#   - One thing is normalised, nothing else: the timing in `wsr ingest`'s summary line
 #     ("in 0.37 s (0.05M events/s)"), which is the analyzer's own wall time, not a figure
-#     of the trace (INGEST_TIMING); and the absolute path of the temporary directory,
-#     which the analyzer stores and prints although it was given a relative path: the
-#     `discarded.stream` column and the report's "events lost ... (stream PATH)" lines
-#     name each stream file by its absolute path (a determinism defect, reported; the
-#     string is replaced by $CORPUS_DIR wherever it occurs, see normalise()).
+#     of the trace (INGEST_TIMING). Nothing the analyzer writes may name the temporary
+#     directory: stream files are named relative to the trace (`discarded.stream`, the
+#     report's "events lost ... (stream PATH)"), so an absolute path would fail here.
 #   - The SQL dump reads the objects and columns named in the expected dump's headers, not
 #     the database's own list: a new schema version that keeps today's table, view and
 #     column names (as views where needed) and adds columns (or meta keys) still passes;
@@ -81,11 +79,6 @@ DIFFS = [('fib-p1', 'fib-p2'), ('fib-p2', 'skewed-p8'), ('io-p2', 'lossy-p2')]
 DIFF_FORMATS = ['text', 'md', 'json']
 
 
-def normalise(data, tmp):
-    """data with the temporary directory's absolute path replaced (see the invariants)."""
-    return data.replace(tmp.encode(), b'$CORPUS_DIR')
-
-
 def run_record(wsr, argv, cwd, outfile, env):
     p = subprocess.run([wsr] + argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE)
@@ -104,7 +97,7 @@ def run_record(wsr, argv, cwd, outfile, env):
             rec += b'--- file %s %d bytes\n' % (outfile.encode(), len(data)) + data
         else:
             rec += b'--- file %s missing\n' % outfile.encode()
-    return normalise(rec, cwd)
+    return rec
 
 
 def documented_names():
@@ -173,7 +166,7 @@ def sql_dump(dbpath, objs, meta_keys=None):
         except sqlite3.Error as e:
             parts.append('error: %s\n' % e)
     db.close()
-    return normalise(''.join(parts).encode(), os.path.dirname(dbpath))
+    return ''.join(parts).encode()
 
 
 def expected_path(name):

@@ -50,7 +50,7 @@ NOT_OWN_TID = ('retake', 'handoff', 'preempt', 'schedtrace', 'spin_start', 'm_un
 # (table, from state, to state) transitions it must produce in at least one).
 CASES = {
     'sched': ([], '', 0, True,
-              'init g_create runqput runq_spill globrunq_put globrunq_get g_run g_stop g_ready '
+              'init knobs g_create runqput runq_spill globrunq_put globrunq_get g_run g_stop g_ready '
               'steal steal_scan spin_start spin_stop p_idle p_busy m_park m_unpark m_create '
               'preempt timer_fire netpoll schedtrace',
               [('g', 'runnable', 'running'), ('g', 'running', 'runnable'),
@@ -72,7 +72,7 @@ CASES = {
             ('m', 'parked', 'running')]),
     # policy=locked: a thief waits for a deque lock held on purpose (fid-lock.c).
     'lockwait': ([], 'policy=locked', 0, True,
-                 'init g_create runqput g_run g_stop steal steal_scan steal_lock_wait',
+                 'init knobs g_create runqput g_run g_stop steal steal_scan steal_lock_wait',
                  [('g', 'runnable', 'running')]),
     'deadlock': (['deadlock'], '', 2, True,
                  'init g_create runqput runq_spill g_run g_stop g_ready timer_fire m_park',

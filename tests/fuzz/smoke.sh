@@ -6,7 +6,8 @@
 #                                               build them with clang first (gcc build directories)
 #
 # Each fuzzer runs from a copy of its seed corpus (CORPUS/NAME) in a temporary directory for
-# WSR_FUZZ_SECONDS seconds (default: fuzz-ingest 30, the others 15; one minute in all) and the
+# WSR_FUZZ_SECONDS seconds (default: fuzz-ingest 15, the others 8; half a minute in all: a smoke
+# run beside the suite; tests/fuzz/run-long.sh is the long run) and the
 # test fails if libFuzzer reports a crash, a leak, a timeout or running out of memory; the
 # reproducer is copied to OUTDIR/fuzz-artifacts/. The executions done are printed
 # (stat::number_of_executed_units). tests/fuzz/NAME.dict, if present, is passed as -dict.
@@ -104,8 +105,8 @@ total=0
 for exe in "${exes[@]}"; do
   name=$(basename "$exe")
   case "$name" in
-  fuzz-ingest) secs=${WSR_FUZZ_SECONDS:-30} ;;
-  *) secs=${WSR_FUZZ_SECONDS:-15} ;;
+  fuzz-ingest) secs=${WSR_FUZZ_SECONDS:-15} ;;
+  *) secs=${WSR_FUZZ_SECONDS:-8} ;;
   esac
   # The reproducers of bugs found so far run first: a fixed bug must stay fixed.
   crashes=$corpus/../crashes/$name

@@ -4,7 +4,9 @@
  * runnext cap, spinning=none, victims= and topology= (the order itself and
  * the stats line's steal_remote), and the lock-wait event: under locked a
  * thief waits for a held deque lock, under trylock it moves on, under go
- * it never occurs.
+ * it never occurs; the knobs event's string (wsr__debug_knobs) for each
+ * policy; policy=tokio's idle M beside a LIFO slot no thief may take; and
+ * a G preempted to the global queue waking an idle P.
  *
  * Invariants: every case runs wsr_main once in its own child (wsrtest.h)
  *   with the knobs it sets, and reads the runtime's own counters of that
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <wsr.h>
@@ -240,6 +243,113 @@ WSR_TEST_TIMEOUT(steal_remote_is_0_on_one_node, 60)
 	ASSERT_EQ(ST(steal_remote), 0);
 }
 
+/* ---- policy=tokio's LIFO slot, which no thief takes ---- */
+
+#define LIFO_ROUNDS 100
+static _Atomic long lifo_ran;
+
+static void lifo_leaf(void *arg)
+{
+	(void)arg;
+	lifo_ran++;
+	wsr_waitgroup_done(wg);
+}
+
+/* Each round puts one G in the spawner's runnext (Tokio's LIFO slot) and
+ * keeps the P busy, with no yield point, for a while (about 0.1-1 ms): an
+ * M woken for the G can take nothing while it sits in the slot (not
+ * stealable; the cap of 3 puts some in the ring, which a thief may take),
+ * so it must give its P back and park, not loop until the spawner blocks. */
+static int lifo_main(void *arg)
+{
+	uint64_t x = 1;
+
+	(void)arg;
+	wg = wsr_waitgroup_make();
+	for (int r = 0; r < LIFO_ROUNDS; r++) {
+		wsr_waitgroup_add(wg, 1);
+		wsr_go(lifo_leaf, NULL);
+		for (int i = 0; i < 300000; i++) {
+			x = x * 6364136223846793005ULL + 1;
+			__asm__ volatile("" : "+r"(x));
+		}
+		wsr_waitgroup_wait(wg);
+	}
+	atomic_store_explicit(&sink, x, memory_order_relaxed);
+	wsr_waitgroup_free(wg);
+	return 0;
+}
+
+WSR_TEST_TIMEOUT(tokio_idle_m_parks_beside_an_unstealable_lifo_slot, 60)
+{
+	/* Before the fix findrunnable's re-check after dropping the P
+	 * counted runnext as work: the M took an idle P, failed to steal,
+	 * dropped it and looped, a steal scan every few us for the whole
+	 * busy stretch (6.5 million scans in stress-wakeup at 2 Ps, against
+	 * 33,000 under go). Each round wakes at most a few scans now. */
+	lifo_ran = 0;
+	run_with("2", "policy=tokio", lifo_main);
+	printf("# steal_scan=%llu p_idle=%llu m_park=%llu over %d rounds\n",
+	       (unsigned long long)ST(steal_scan), (unsigned long long)ST(p_idle),
+	       (unsigned long long)ST(m_park), LIFO_ROUNDS);
+	ASSERT_EQ(lifo_ran, LIFO_ROUNDS);
+	ASSERT_LE(ST(steal_scan), 8 * LIFO_ROUNDS);
+}
+
+/* ---- a preempted G on the global queue wakes an idle P ---- */
+
+#define PREEMPT_ROUNDS 20
+static _Atomic int hold_done, hold_started;
+
+/* No yield point: holds its M until main says so. */
+static void hold_m(void *arg)
+{
+	(void)arg;
+	atomic_store(&hold_started, 1);
+	while (!atomic_load(&hold_done))
+		sched_yield();
+	wsr_waitgroup_done(wg);
+}
+
+/* At 2 Ps under policy=tokio: main puts a G that never yields in its
+ * runnext (no thief may take it), waits until the other M has parked and
+ * its P is idle, then is preempted to the global queue. Its own M runs the
+ * G from runnext and is held; only the idle P can run main, so the preempt
+ * must wake it (Go's goschedImpl calls wakep after globrunqput). A round
+ * whose G went to the ring instead (Tokio's cap of 3 runnext runs in a
+ * row) may see it stolen and started elsewhere: then main is preempted
+ * all the same, and its own M runs it again. */
+static int preempt_main(void *arg)
+{
+	(void)arg;
+	wg = wsr_waitgroup_make();
+	for (int r = 0; r < PREEMPT_ROUNDS; r++) {
+		atomic_store(&hold_done, 0);
+		atomic_store(&hold_started, 0);
+		wsr_waitgroup_add(wg, 1);
+		wsr_go(hold_m, NULL);
+		while ((load_seq(&wsr__sched.npidle) != 1 || load_seq(&wsr__sched.nmspinning) != 0) &&
+		       !atomic_load(&hold_started))
+			sched_yield();
+		wsr__gopreempt();
+		atomic_store(&hold_done, 1);
+		wsr_waitgroup_wait(wg);
+	}
+	wsr_waitgroup_free(wg);
+	return 0;
+}
+
+WSR_TEST_TIMEOUT(a_preempted_g_wakes_an_idle_p, 30)
+{
+	/* Before the fix preempt_m queued the G and woke nobody: main waited
+	 * behind a G that never yields, with a P idle, until the watchdog. */
+	setenv("WSRMAXPROCS", "2", 1);
+	setenv("WSRDEBUG", "policy=tokio", 1);
+	wsrtest_watchdog(10, "a preempted main behind a G that never yields");
+	ASSERT_EQ(wsr_main(preempt_main, NULL), 0);
+	ASSERT_GE(ST(globrunq_put), PREEMPT_ROUNDS);
+}
+
 /* ---- the lock-wait event ---- */
 
 WSR_TEST_TIMEOUT(steal_lock_wait_only_under_the_locked_policies, 60)
@@ -294,6 +404,46 @@ static char *stderr_of(const char *knobs, const char *procs)
 	buf[n] = '\0';
 	fclose(f);
 	return buf;
+}
+
+/* ---- the knobs event's string ---- */
+
+static void knobs_of(const char *wsrdebug, char *buf, size_t size)
+{
+	setenv("WSRDEBUG", wsrdebug, 1);
+	wsr__debug_init();
+	wsr__debug_knobs(buf, size);
+}
+
+WSR_TEST(knobs_string_names_every_knob_resolved)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{"", "policy=go,steal=half,victims=random,spinning=half,runnext=1,globalcheck=61,"
+		     "stealrounds=4"},
+		{"policy=deque", "policy=deque,steal=one,victims=random,spinning=half,runnext=1,"
+				 "globalcheck=61,stealrounds=4"},
+		{"policy=tokio", "policy=tokio,steal=half,victims=roundrobin,spinning=halfall,"
+				 "runnext=1,globalcheck=31,stealrounds=1"},
+		{"policy=trylock,steal=half,runnext=0,spinning=none,topology=2x4,victims=nearest",
+		 "policy=trylock,steal=half,victims=nearest,spinning=none,runnext=0,globalcheck=61,"
+		 "stealrounds=4,topology=2x4"},
+	};
+	char got[192], again[192];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		knobs_of(cases[i].in, got, sizeof(got));
+		if (strcmp(got, cases[i].want) != 0)
+			wsrtest_fail(__FILE__, __LINE__, "WSRDEBUG=%s: '%s', want '%s'",
+				     cases[i].in, got, cases[i].want);
+		/* The string is a WSRDEBUG value that gives the same knobs. */
+		knobs_of(got, again, sizeof(again));
+		if (strcmp(again, got) != 0)
+			wsrtest_fail(__FILE__, __LINE__, "'%s' read back as '%s'", got, again);
+	}
+	unsetenv("WSRDEBUG");
+	wsr__debug_init();
 }
 
 WSR_TEST_TIMEOUT(bad_knob_values_are_reported, 60)
