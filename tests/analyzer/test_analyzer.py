@@ -750,6 +750,15 @@ def children(pid):
         return []
 
 
+def cmdline(pid):
+    """The process's command line, '' once it is gone (it may exit while we look)."""
+    try:
+        with open('/proc/%d/cmdline' % pid) as f:
+            return f.read()
+    except OSError:
+        return ''
+
+
 def alive(pid):
     try:
         with open('/proc/%d/stat' % pid) as f:
@@ -975,7 +984,7 @@ def case_cli(wsr, sim, endings, srcroot, tmp):
                               endings, 'sleep', '60'], start_new_session=True,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         prog = wait_for(lambda: [c for c in children(p.pid)
-                                 if 'endings' in open('/proc/%d/cmdline' % c).read()
+                                 if 'endings' in cmdline(c)
                                  and alive(c)] if alive(p.pid) else None)
         sess = wait_for(lambda: wsr_sessions(p.pid))
         return p, prog[0] if prog else None, sess
