@@ -798,7 +798,7 @@ int dag_finish(struct derive *dv, struct wsr_err *err)
 	dag_time(dv);
 	for (size_t i = 0; i < dv->gt.gn; i++) {
 		struct gs *e = &dv->gt.gtab[i];
-		if (e->g != 0 && e->dag != NULL)
+		if (e->dag != NULL) /* a G of id 0 (bad input) too */
 			dagg_release(d, e->dag);
 	}
 	unref(d, d->split);

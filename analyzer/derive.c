@@ -70,9 +70,10 @@ void derive_destroy(struct derive *dv)
 	validate_free(&dv->val);
 	for (int i = 0; i < dv->n_other; i++)
 		free(dv->other_names[i]);
-	for (size_t i = 0; i < dv->gt.gn; i++)
-		if (dv->gt.gtab != NULL && dv->gt.gtab[i].g != 0)
-			dag_g_free(&dv->gt.gtab[i]);
+	/* Every entry's DAG state: a G of id 0 (bad input) looks like a free
+	 * slot but has one too; a freed slot has none (dag_g_exit). */
+	for (size_t i = 0; dv->gt.gtab != NULL && i < dv->gt.gn; i++)
+		dag_g_free(&dv->gt.gtab[i]);
 	dag_destroy(dv->dag);
 	gtable_free(&dv->gt);
 	free(dv->ev_name);
