@@ -349,7 +349,7 @@ void dag_g_exit(struct derive *dv, struct gs *e)
 	struct dag *d = dv->dag;
 	struct dagg *a = e->dag;
 
-	if (e->first_run_ts >= 0)
+	if (e->first_run_ts != TS_NONE)
 		d->live_stacks--;
 	if (a == NULL)
 		return;

@@ -89,8 +89,8 @@ int g_write_row(struct derive *dv, struct gs *e, int64_t end_ts, struct wsr_err 
 		.g = e->g,
 		.parent = e->has_parent ? e->parent : ROW_NULL,
 		.created_ts = e->created_ts,
-		.first_run_ts = e->first_run_ts >= 0 ? e->first_run_ts : ROW_NULL,
-		.end_ts = end_ts >= 0 ? end_ts : ROW_NULL,
+		.first_run_ts = e->first_run_ts != TS_NONE ? e->first_run_ts : ROW_NULL,
+		.end_ts = end_ts != TS_NONE ? end_ts : ROW_NULL,
 		.create_p = e->create_p,
 		.runs = e->runs,
 		.stolen = e->stolen,
@@ -98,7 +98,7 @@ int g_write_row(struct derive *dv, struct gs *e, int64_t end_ts, struct wsr_err 
 		.runnable_ns = e->ns[GS_RUNNABLE],
 		.waiting_ns = e->ns[GS_WAITING],
 		.syscall_ns = e->ns[GS_SYSCALL],
-		.end_reason = end_ts >= 0 ? "exit" : NULL,
+		.end_reason = end_ts != TS_NONE ? "exit" : NULL,
 	};
 
 	return rows_add(dv->rows, ROWS_G, &row, err);
@@ -114,7 +114,7 @@ static struct gs *g_new(struct derive *dv, int64_t g, int64_t ts, uint8_t state,
 	if (e != NULL) {
 		/* The id is reused without an exit: close the old G as cut. Its
 		 * DAG goes on under the id (the DAG's Gs are ids). */
-		if (g_close(dv, e, ts, NULL, 1, err) < 0 || g_write_row(dv, e, -1, err) < 0)
+		if (g_close(dv, e, ts, NULL, 1, err) < 0 || g_write_row(dv, e, TS_NONE, err) < 0)
 			return NULL;
 		g_count_state(dv, e->state, -1);
 		carry = e->dag;
@@ -360,7 +360,7 @@ int ev_g_run(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 	e->runs++;
 	if (r->a1 == WSR_SOURCE_STEAL)
 		e->stolen++;
-	if (e->first_run_ts < 0) {
+	if (e->first_run_ts == TS_NONE) {
 		e->first_run_ts = ts;
 		dag_first_run(dv);
 	}
@@ -446,6 +446,13 @@ static int syscall_enter(struct derive *dv, const struct wsr_rec *r, struct gs *
 	int64_t ts = r->ts;
 	int p = r->p, m = r->m;
 
+	/* Another G still "running" on this P or M lost its g_stop (and this
+	 * G its g_run): seen in a lossy trace, a G "running" on a P for 2 us
+	 * of the P's syscall state. */
+	if (p >= 0 && p_evict(dv, p, r->g, ts, err) < 0)
+		return -1;
+	if (m >= 0 && m_evict(dv, m, r->g, ts, err) < 0)
+		return -1;
 	if (e->state != GS_SYSCALL && g_to(dv, e, GS_SYSCALL, ts, p, m, "syscall", NULL, err) < 0)
 		return -1;
 	if (p >= 0) {
@@ -512,7 +519,7 @@ int g_finish(struct derive *dv, int64_t end, struct wsr_err *err)
 		struct gs *e = &dv->gt.gtab[i];
 		if (e->g == 0)
 			continue;
-		if (g_close(dv, e, end, NULL, 1, err) < 0 || g_write_row(dv, e, -1, err) < 0)
+		if (g_close(dv, e, end, NULL, 1, err) < 0 || g_write_row(dv, e, TS_NONE, err) < 0)
 			return -1;
 	}
 	return 0;

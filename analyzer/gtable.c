@@ -107,7 +107,7 @@ struct gs *gtable_insert(struct gtable *t, int64_t g, struct wsr_err *err)
 	memset(e, 0, sizeof(*e));
 	e->g = g;
 	e->p = e->m = e->qp = e->create_p = -1;
-	e->first_run_ts = -1;
+	e->first_run_ts = TS_NONE;
 	t->gcount++;
 	t->gtotal++;
 	if (t->gcount > t->gpeak)

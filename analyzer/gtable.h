@@ -13,6 +13,13 @@
 #ifndef WSR_ANALYZER_GTABLE_H
 #define WSR_ANALYZER_GTABLE_H
 
+#include <stdint.h>
+
+/* No time: a G that never ran or has not ended. Every int64 is a valid
+ * time (ns from the clock's origin, which a CTF clock may put after the run,
+ * so times can be negative), except this one. */
+#define TS_NONE INT64_MIN
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,7 +47,7 @@ struct dagg; /* the DAG tracker's state of the G (dag.c) */
 struct gs {
 	int64_t g; /* 0: empty slot */
 	int64_t parent;
-	int64_t created_ts, first_run_ts, start;
+	int64_t created_ts, first_run_ts, start; /* first_run_ts: TS_NONE until it runs */
 	int64_t runs, stolen, ns[5];
 	int32_t create_p, p, m, qp;
 	const char *reason;
@@ -59,7 +66,7 @@ struct gtable {
 int gtable_init(struct gtable *t);
 void gtable_free(struct gtable *t);
 struct gs *gtable_find(struct gtable *t, int64_t g);
-/* A new zeroed entry for g (p, m, qp, create_p = -1, first_run_ts = -1). */
+/* A new zeroed entry for g (p, m, qp, create_p = -1, first_run_ts = TS_NONE). */
 struct gs *gtable_insert(struct gtable *t, int64_t g, struct wsr_err *err);
 void gtable_delete(struct gtable *t, struct gs *e);
 

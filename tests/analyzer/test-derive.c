@@ -613,6 +613,31 @@ WSR_TEST(derive_schedtrace_change_before_wakeup)
 		  1);
 }
 
+/* A lost g_stop (of G1) and a lost g_run (of G2): G2's syscall_enter on the
+ * same P and M is the first sign, and G1's running interval ends there, cut,
+ * not at the next event that moves the P (seen in fidelity-io's lossy run
+ * under deque and tokio: a G "running" on a P in its syscall state). */
+WSR_TEST(derive_lost_g_stop_cut_by_another_gs_syscall)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(1), I(256));
+	EV(EV_G_CREATE, 110, 0, 0, I(1), I(0));
+	EV(EV_RUNQPUT, 111, 0, 0, I(1), I(0), I(0), I(1));
+	EV(EV_G_CREATE, 112, 0, 0, I(2), I(0));
+	EV(EV_RUNQPUT, 113, 0, 0, I(2), I(0), I(0), I(2));
+	EV(EV_G_RUN, 120, 0, 0, I(1), I(WSR_SOURCE_LOCAL), I(0));
+	EV(EV_SYSCALL_ENTER, 200, 0, 0, I(2));
+	EV(EV_SYSCALL_EXIT, 300, 0, 0, I(2), I(1));
+	EV(EV_P_IDLE, 400, 0, 0, I(1));
+	finish();
+	ASSERT_EQ(q1("SELECT end_ts FROM g_state WHERE g = 1 AND state = 'running'"), 200);
+	ASSERT_EQ(q1("SELECT cut FROM g_state WHERE g = 1 AND state = 'running'"), 1);
+	ASSERT_EQ(q1("SELECT count(*) FROM g_state g, p_state p WHERE g.state = 'running' AND "
+		     "p.p = 0 AND p.state = 'syscall' AND g.start_ts < p.end_ts AND "
+		     "p.start_ts < g.end_ts"),
+		  0);
+}
+
 /* The runtime changes nmspinning before it emits spin_start or spin_stop, so
  * an M descheduled between the two emits a count that other Ms have moved
  * since: here M1 stopped spinning before M0 started (M0's spin_start says
@@ -1130,6 +1155,18 @@ WSR_TEST(dag_memory_flat_in_strands)
 
 	ASSERT(small > 0);
 	ASSERT(large <= small);
+}
+
+/* A clock whose origin is after the run (negative times from origin: a CTF
+ * clock class may have a negative offset): -1 was "never ran" in the G
+ * table, and a G first run at -1 ns would count as never run. */
+WSR_TEST(dag_negative_clock)
+{
+	fork_join_at(-100000);
+	ASSERT_EQ(q1("SELECT count(*) FROM g WHERE first_run_ts IS NULL"), 0);
+	fork_join_at(-231);
+	ASSERT_EQ(q1("SELECT first_run_ts FROM g WHERE g = 1"), -101);
+	ASSERT_EQ(q1("SELECT first_run_ts FROM g WHERE g = 2"), 89);
 }
 
 /* An empty text stays an empty text: rows.c copies texts into a batch

@@ -63,10 +63,9 @@ import xml.dom.minidom
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'browser'))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from procs import alive, children, cmdline  # noqa: E402
 from tap import done, ok, run  # noqa: E402
 import lttrec  # noqa: E402
-
-
 
 
 def bt2_event_count(trace):
@@ -327,6 +326,17 @@ def check_report(wsr, dbpath, tmp):
 
 def ingest(wsr, trace, out, *extra):
     return run([wsr, 'ingest', trace, '-o', out, '--quiet'] + list(extra))
+
+
+def sim_db(wsr, tmp, name, argv, what, events='wsr:*'):
+    """Records argv (a sim-emitter run) into tmp/name and ingests it into
+    tmp/name.db, one check each; the database's path, or None."""
+    trace = os.path.join(tmp, name)
+    rc, _, err = lttrec.record(trace, argv, events=events)
+    ok(rc == 0, 'sim-emitter ran: %s' % what, err[-500:])
+    dbpath = os.path.join(tmp, name + '.db')
+    r = ingest(wsr, trace, dbpath)
+    return dbpath if ok(r.returncode == 0, 'wsr ingest of %s' % what, r.stderr) else None
 
 
 def case_sim(wsr, sim, tmp):
@@ -706,13 +716,9 @@ def case_foreign(wsr, sim, tmp):
     """A foreign event's payload goes into events.extra as JSON escaped by the
     one rule every JSON writer of wsr uses (sbuf.c json_escape): quote,
     backslash, \\n \\r \\t by name, other controls and < > & as \\u00XX."""
-    trace = os.path.join(tmp, 'foreign')
-    rc, _, err = lttrec.record(trace, [sim, '-p', '2', '-g', '200', '-f', '1'],
-                               events='wsr:*,lttng_ust_tracef:*')
-    ok(rc == 0, 'sim-emitter -f 1 ran', err[-300:])
-    dbpath = os.path.join(tmp, 'foreign.db')
-    r = ingest(wsr, trace, dbpath)
-    if not ok(r.returncode == 0, 'wsr ingest of a trace with a tracef event', r.stderr):
+    dbpath = sim_db(wsr, tmp, 'foreign', [sim, '-p', '2', '-g', '200', '-f', '1'],
+                    'a trace with a tracef event', events='wsr:*,lttng_ust_tracef:*')
+    if dbpath is None:
         return
     db = sqlite3.connect(dbpath)
     rows = db.execute("SELECT extra, json_extract(extra, '$.msg') FROM events "
@@ -740,31 +746,6 @@ def wsr_sessions(pid=None):
     names = re.findall(r'<name>(wsr-\d+-\d+-\d+)</name>',
                        run(['lttng', '--mi', 'xml', 'list']).stdout)
     return [n for n in names if pid is None or n.startswith('wsr-%d-' % pid)]
-
-
-def children(pid):
-    try:
-        with open('/proc/%d/task/%d/children' % (pid, pid)) as f:
-            return [int(x) for x in f.read().split()]
-    except OSError:
-        return []
-
-
-def cmdline(pid):
-    """The process's command line, '' once it is gone (it may exit while we look)."""
-    try:
-        with open('/proc/%d/cmdline' % pid) as f:
-            return f.read()
-    except OSError:
-        return ''
-
-
-def alive(pid):
-    try:
-        with open('/proc/%d/stat' % pid) as f:
-            return f.read().split(')')[-1].split()[0] != 'Z'
-    except OSError:
-        return False
 
 
 def case_cli(wsr, sim, endings, srcroot, tmp):
@@ -1184,12 +1165,9 @@ def check_viewer_agrees(wsr, dbpath, interval_ns, what):
 def case_viewer(wsr, sim, tmp):
     # 2 Ps, 33 Gs, 1 unit of work: the schedule (not the times) is fixed, and
     # it has exactly 50 runnable intervals.
-    trace = os.path.join(tmp, 'trace50')
-    rc, _, err = lttrec.record(trace, [sim, '-p', '2', '-g', '33', '-w', '1'])
-    ok(rc == 0, 'sim-emitter (50 latency samples) ran', err[-500:])
-    dbpath = os.path.join(tmp, 'sim50.db')
-    r = ingest(wsr, trace, dbpath)
-    if not ok(r.returncode == 0, 'wsr ingest of the 50-sample trace', r.stderr):
+    dbpath = sim_db(wsr, tmp, 'sim50', [sim, '-p', '2', '-g', '33', '-w', '1'],
+                    'the 50-sample trace')
+    if dbpath is None:
         return
     db = sqlite3.connect(dbpath)
     samples = [x for (x,) in db.execute('SELECT latency_ns FROM sched_latency ORDER BY 1')]

@@ -30,6 +30,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from procs import alive, comm, descendants  # noqa: E402
 from tap import done, note, ok, run  # noqa: E402
 
 PREC = {'throughput': 0, 'speedup': 2, 'steals': 0, 'gs_per_steal': 2,
@@ -279,38 +280,6 @@ def check_old_trace(wsr, tarball, tmp):
        not {'policy', 'policy_knobs'} & set(json.loads(rj.stdout)),
        'an old trace: no meta policy or policy_knobs, no policy in the report',
        (pol, rt.stdout[:300]))
-
-
-def descendants(pid):
-    """Every live descendant of pid (from /proc/PID/task/*/children)."""
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            for t in os.listdir('/proc/%d/task' % p):
-                with open('/proc/%d/task/%s/children' % (p, t)) as f:
-                    kids = [int(x) for x in f.read().split()]
-                out += kids
-                todo += kids
-        except OSError:
-            pass
-    return out
-
-
-def comm(pid):
-    try:
-        with open('/proc/%d/comm' % pid) as f:
-            return f.read().strip()
-    except OSError:
-        return ''
-
-
-def alive(pid):
-    try:
-        with open('/proc/%d/stat' % pid) as f:
-            return f.read().split(')')[-1].split()[0] != 'Z'
-    except OSError:
-        return False
 
 
 def stopped_run(wsr, out):
