@@ -21,7 +21,9 @@
  *
  * Invariants:
  *   - A counters row holds the values after every event at its ts: rows
- *     are written when the time moves on (counters_flush(previous ts)).
+ *     are written when the time moves on (counters_flush(previous ts)), as
+ *     columns of the last event at ts (derive.c holds that event's row
+ *     until then; the counters view of sql/views.sql reads them back).
  *   - A P is on the dirty list (dirty_ps) at most once; its p_counters row
  *     is written at the flush only if one of its four counts changed.
  * Concurrency: one thread.
@@ -120,18 +122,16 @@ int counters_flush(struct derive *dv, int64_t ts, struct wsr_err *err)
 		if (dv->written_any)
 			integrate(dv, ts);
 		dv->written_ts = ts;
-		struct row_counters row = {
-			.ts = ts,
-			.idle_ps = dv->cur.idle_ps,
-			.spinning_ms = dv->cur.spinning_ms,
-			.idle_ms = dv->cur.idle_ms,
-			.threads = dv->cur.threads,
-			.running_gs = dv->cur.running_gs,
-			.runnable_gs = dv->cur.runnable_gs,
-			.global_len = dv->cur.global_len,
-		};
-		if (rows_add(dv->rows, ROWS_COUNTERS, &row, err) < 0)
-			return -1;
+		/* The counters view's row: columns of the last event at ts. */
+		struct row_event *ev = &dv->ev_pend;
+		ev->idle_ps = dv->cur.idle_ps;
+		ev->spinning_ms = dv->cur.spinning_ms;
+		ev->idle_ms = dv->cur.idle_ms;
+		ev->threads = dv->cur.threads;
+		ev->running_gs = dv->cur.running_gs;
+		ev->runnable_gs = dv->cur.runnable_gs;
+		ev->global_len = dv->cur.global_len;
+		dag_counters(dv, ts, dv->cur.running_gs);
 		dv->written = dv->cur;
 		dv->written_any = true;
 	}

@@ -1,15 +1,14 @@
 /*
- * dag.c - the computation DAG recorded by a trace: strands, edges, work,
- * span, burdened span and the greedy bounds (see dag.h, docs/workspan.md).
+ * dag.c - the DAG tracker: the computation DAG recorded by a trace (strands,
+ * edges), its work, span, burdened span and the greedy bounds, computed as
+ * the events stream past (see dag.h, derive_int.h, docs/workspan.md).
  *
- * Design. The DAG is built after the one-pass derivation, from three
- * tables it already wrote:
- *   - g_state running rows are the G's segments (a run between g_run and
- *     g_stop). A segment is cut into strands at every g_create and g_ready
- *     the G itself emitted while running (parent_g / by_g = the G): what
- *     follows a spawn or a wake in the same run does not precede the
- *     spawned or woken G, so the edge must leave from the strand that ends
- *     there.
+ * Design. The DAG is the G state machine's (gstate.c) running intervals:
+ *   - A segment is one running interval of a G (a g_state running row). It
+ *     is cut into strands at every g_create and g_ready the G itself emits
+ *     while running (parent_g / by_g = the G): what follows a spawn or a
+ *     wake in the same run does not precede the spawned or woken G, so the
+ *     edge must leave from the strand that ends there.
  *   - Edges: continuation (strand k -> k+1 of the same G, within a segment
  *     or from one segment to the next); spawn (the strand ending at the
  *     parent's g_create -> the child's first strand); wake (the strand
@@ -37,28 +36,45 @@
  *     strand's chain of enabling edges by running time, burden or external
  *     wait, so T_P <= T1/P + burdened span + external waits (meta
  *     external_wait_ms), whatever the scheduler.
+ *
  * The longest paths (weight: strand running time; burdened: plus edge
- * burdens) are computed in one pass in topological order. Every edge goes
- * from a strand that ends no later than its target starts (the events are
- * in time order), so ordering strands by (start, end) is a topological
- * order unless two zero-length strands tie at the same nanosecond; the pass
- * checks every edge against that order and refuses the trace otherwise.
+ * burdens) are one pass in topological order, and the order in which the
+ * strands end is one: an edge is known when its source strand ends (the
+ * split, or the end of the G's segment) and is taken by its target when
+ * the target strand ends, so a strand's longest paths are complete when it
+ * ends. The tracker keeps, per live G (struct dagg, gs.dag): the strand
+ * open in its running segment, the last strand of its previous segment,
+ * and the edges waiting for its next segment; the unbusy time (some P not
+ * running a G) is one running integral of the counters rows. Of the
+ * strands it keeps only those some live state still refers to (struct
+ * snode, reference-counted): each one's predecessor on its longest path,
+ * so the critical path, the chain of the strand whose path is longest, is
+ * there at the end. Strand ids are the order in which strands end.
  * Full strictness (Blumofe-Leiserson): every wake edge goes from a child to
- * its parent; strictness: from a descendant to an ancestor. The spawn tree
- * comes from g.parent, with DFS entry/exit numbers for the ancestor test.
+ * its parent; strictness: from a descendant to an ancestor, looked up in
+ * the spawn tree of the live Gs (an exiting G's children are handed to its
+ * parent: the woken G is live, so it is an ancestor of the waker exactly
+ * when it is one of the waker's live ancestors).
  *
  * Invariants:
- *   - Strand ids (dag_strand.id) are the topological order; dag_edge.src <
- *     dag_edge.dst for every edge.
+ *   - dag_strand.id is the order in which the strands end (a topological
+ *     order); dag_edge.src < dag_edge.dst for every edge.
  *   - work = sum of strand running time = sum of g_state running time.
  *   - span <= observed and work / P <= observed hold by construction
  *     (a path's strands do not overlap in time; at most P Gs run at once).
- * Concurrency: single-threaded, inside the ingesting transaction.
- * Rejected: building strands during the event pass (derive.c) would repeat
- *   the G state machine's handling of lost events and racing readies; one
- *   SQL pass over g_state reuses it. Splitting segments only at g_stop (no
- *   strands) makes a G that spawns and then computes look serial with its
- *   children: a chain of such Gs would show a span of the whole chain.
+ *   - Memory follows the live Gs and the strands their longest paths hold
+ *     (the critical path among them), not the number of strands: with
+ *     dag.all unset, dag_strand gets the critical path's strands only and
+ *     dag_edge nothing (ingest --dag: every strand and edge, as they end).
+ *   - Tie-breaks are those of a pass over strands sorted by (start, end,
+ *     G, order of end): a strand's predecessor is its first source of
+ *     longest path in that order, and so is the path's last strand.
+ * Concurrency: single-threaded, the deriver's thread; rows through rows.c.
+ * Rejected: building the DAG after the event pass from g_state and the
+ *   events (the design until schema 4): it held every strand and edge
+ *   (1.4 GB for 10M events) and read 10M rows back. A DAG of segments only
+ *   (no cut at g_create / g_ready) makes a G that spawns and then computes
+ *   look serial with its children.
  */
 #include "config.h"
 
@@ -70,9 +86,8 @@
 #include <sqlite3.h>
 
 #include "dag.h"
-#include "gtable.h"
 #include "db.h"
-#include "rows.h"
+#include "derive_int.h"
 
 enum ekind {
 	E_CONT,
@@ -91,608 +106,569 @@ enum rel {
 
 static const char *const rel_names[] = {NULL, "parent", "ancestor", "other"};
 
-struct gnode {
-	int64_t g, parent, first_run_ts, end_ts; /* TS_NONE: never ran / never ended */
-	int32_t first_seg, nseg;
-	int32_t pidx; /* index of the parent, -1: none */
-	int32_t tin, tout;
+/* A strand that has ended, kept while a reference to it lives. */
+struct snode {
+	int64_t id, start, end, g;
+	int64_t fin, bfin, dfin; /* longest paths ending with it, it included */
+	int64_t crit;            /* strands on its longest path, it included */
+	struct snode *pred;      /* the strand before it on that path (a reference) */
+	const char *ends;
+	int32_t seg, refs;
 };
 
-struct seg {
-	int64_t start, end, ready_ts;
-	int32_t gi, first_strand, nstrand;
-	char ends[16]; /* the g_stop reason, or "cut" */
-	bool stolen, woken;
-};
-
-struct split {
-	int64_t ts, target;
-	int32_t seg, src; /* src: the strand that ends at ts */
-	uint8_t kind;     /* E_SPAWN or E_WAKE */
-};
-
-struct strand {
-	int64_t start, end;
-	int32_t gi, seg, rank, pred;
-	int64_t in, bin, din; /* longest path weights arriving at its start */
-	uint8_t ends;         /* E_SPAWN / E_WAKE: a split; E_CONT: the segment's end */
-	bool critical;
-};
-
-struct edge {
-	int32_t src, dst;
-	int64_t ts, delay, burden;
-	int64_t wait; /* the whole scheduling delay (delayed span) */
+/* An edge whose source has ended, waiting for its target strand. */
+struct pend {
+	int64_t ts, u; /* the source event, the unbusy integral at it */
+	int64_t fin, bfin, dfin;
+	struct snode *src; /* a reference */
 	uint8_t kind, rel;
-	bool stolen;
+};
+
+/* One live G's DAG state. */
+struct dagg {
+	struct dagg *up, *kids, *next, *prev; /* the spawn tree of live Gs */
+	struct snode *last; /* the last strand of its last segment (a reference) */
+	/* The strand open in the running segment: carried = it follows a
+	 * split of the same segment (its paths are the split strand's). */
+	bool carried;
+	int64_t from, in, bin, din;
+	struct snode *pred; /* a reference */
+	int32_t nseg;       /* segments begun */
+	bool stolen;        /* the current segment's run came from a steal */
+	/* The open interval's start, and the closed one before it. */
+	int64_t u_start, prev_start, prev_u;
+	bool prev_runnable, prev_steal;
+	struct pend *pend;
+	int32_t npend, cappend;
 };
 
 struct dag {
-	sqlite3 *db;
-	struct gnode *gs;
-	int32_t ng;
-	struct seg *segs;
-	int32_t nseg, capseg;
-	struct split *splits;
-	int32_t nsplit, capsplit;
-	struct strand *st;
-	int32_t nst;
-	int32_t *order;
-	struct edge *ed;
-	int32_t ned, caped;
+	bool all;
+	/* The unbusy integral over the counters rows so far. */
+	bool u_any, u_un;
+	int64_t u_ts, u_acc;
+	int64_t seq; /* strands ended so far: the next strand's id */
+	int64_t work, first, end, bspan, dspan;
+	struct snode *best; /* the longest path's last strand (a reference) */
+	int64_t edges, spawns, wakes, rel[4], roots;
 	int64_t wakes_runtime, unplaced, external, steal_attempts;
-	/* Unbusy time (some P not running a G) as a prefix integral over the
-	 * counters step function: cf[i] = unbusy time in [cts[0], cts[i]). */
-	int64_t *cts, *cf;
-	bool *cun;
-	int32_t nc, capc;
-	int64_t procs;
+	int64_t live_stacks, peak_stacks;
+	/* The split the current event made, for its target (dag_after). */
+	struct snode *split;
+	uint8_t split_kind, split_rel;
+	int64_t split_ts;
+	struct snode *free_nodes;
+	int64_t kept, kept_peak; /* strands held at once (meta.dag_kept_peak) */
+	void **chunks;
+	size_t nchunks;
 };
 
-static int grow(void **p, int32_t *cap, int32_t need, size_t size, struct wsr_err *err)
+#define NODE_CHUNK 4096
+
+struct dag *dag_create(bool all)
 {
-	if (need <= *cap)
+	struct dag *d = calloc(1, sizeof(*d));
+
+	if (d != NULL)
+		d->all = all;
+	return d;
+}
+
+void dag_set_all(struct dag *d, bool all)
+{
+	d->all = all;
+}
+
+void dag_state_free(struct dagg *a)
+{
+	if (a != NULL)
+		free(a->pend);
+	free(a);
+}
+
+void dag_destroy(struct dag *d)
+{
+	if (d == NULL)
+		return;
+	for (size_t i = 0; i < d->nchunks; i++)
+		free(d->chunks[i]);
+	free(d->chunks);
+	free(d);
+}
+
+static struct snode *node_new(struct dag *d, struct wsr_err *err)
+{
+	if (d->free_nodes == NULL) {
+		struct snode *c = malloc(NODE_CHUNK * sizeof(*c));
+		void **cs = realloc(d->chunks, (d->nchunks + 1) * sizeof(*cs));
+		if (c == NULL || cs == NULL) {
+			free(c);
+			if (cs != NULL)
+				d->chunks = cs;
+			err_push(err, "dag: out of memory");
+			return NULL;
+		}
+		d->chunks = cs;
+		d->chunks[d->nchunks++] = c;
+		for (int i = 0; i < NODE_CHUNK; i++) {
+			c[i].pred = d->free_nodes;
+			d->free_nodes = &c[i];
+		}
+	}
+	struct snode *n = d->free_nodes;
+	d->free_nodes = n->pred;
+	memset(n, 0, sizeof(*n));
+	if (++d->kept > d->kept_peak)
+		d->kept_peak = d->kept;
+	return n;
+}
+
+static struct snode *ref(struct snode *n)
+{
+	if (n != NULL)
+		n->refs++;
+	return n;
+}
+
+/* Drops a reference; a strand nobody refers to goes, and with it its
+ * reference to its predecessor. */
+static void unref(struct dag *d, struct snode *n)
+{
+	while (n != NULL && --n->refs == 0) {
+		struct snode *p = n->pred;
+		n->pred = d->free_nodes;
+		d->free_nodes = n;
+		d->kept--;
+		n = p;
+	}
+}
+
+/* The order of a pass over strands sorted by time: (start, end, G, end
+ * order). */
+static bool before(const struct snode *a, const struct snode *b)
+{
+	if (a->start != b->start)
+		return a->start < b->start;
+	if (a->end != b->end)
+		return a->end < b->end;
+	if (a->g != b->g)
+		return a->g < b->g;
+	return a->id < b->id;
+}
+
+/* ---- the unbusy integral ---- */
+
+/* A counters row at ts: running_gs Gs run on procs Ps from ts on. */
+void dag_counters(struct derive *dv, int64_t ts, int64_t running_gs)
+{
+	struct dag *d = dv->dag;
+	int64_t procs = dv->gomaxprocs > 0 ? dv->gomaxprocs : 1;
+
+	if (d->u_any && d->u_un)
+		d->u_acc += ts - d->u_ts;
+	d->u_any = true;
+	d->u_ts = ts;
+	d->u_un = running_gs < procs;
+}
+
+/* Unbusy time from the first counters row to t (t >= every row's ts but
+ * the one at t itself, which the integral to t does not depend on). */
+static int64_t unbusy_at(const struct dag *d, int64_t t)
+{
+	if (!d->u_any)
 		return 0;
-	int32_t n = *cap > 0 ? *cap : 1024;
-	while (n < need) {
-		if (n > INT32_MAX / 2) {
-			err_push(err, "dag: more than 2^30 rows");
+	return d->u_acc + (d->u_un && t > d->u_ts ? t - d->u_ts : 0);
+}
+
+/* ---- per-G state ---- */
+
+int dag_g_new(struct derive *dv, struct gs *e, struct dagg *carry, struct wsr_err *err)
+{
+	struct dagg *a = carry;
+
+	if (a == NULL) {
+		a = calloc(1, sizeof(*a));
+		if (a == NULL) {
+			err_push(err, "dag: out of memory");
 			return -1;
 		}
-		n *= 2;
 	}
-	void *q = realloc(*p, (size_t)n * size);
-	if (q == NULL) {
-		err_push(err, "dag: out of memory (%" PRId32 " rows)", n);
-		return -1;
-	}
-	*p = q;
-	*cap = n;
+	a->u_start = unbusy_at(dv->dag, e->start);
+	a->carried = false;
+	e->dag = a;
 	return 0;
 }
 
-static int32_t g_index(const struct dag *d, int64_t g)
+static void tree_unlink(struct dagg *a)
 {
-	int32_t lo = 0, hi = d->ng - 1;
-
-	while (lo <= hi) {
-		int32_t mid = lo + (hi - lo) / 2;
-		if (d->gs[mid].g == g)
-			return mid;
-		if (d->gs[mid].g < g)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return -1;
+	if (a->prev != NULL)
+		a->prev->next = a->next;
+	else if (a->up != NULL)
+		a->up->kids = a->next;
+	if (a->next != NULL)
+		a->next->prev = a->prev;
+	a->up = a->next = a->prev = NULL;
 }
 
-static int sq_fail(struct dag *d, sqlite3_stmt *st, const char *what, struct wsr_err *err)
+static void tree_link(struct dagg *a, struct dagg *parent)
 {
-	err_push(err, "sqlite: %s: %s", what, sqlite3_errmsg(d->db));
-	sqlite3_finalize(st);
-	return -1;
+	tree_unlink(a);
+	if (parent == NULL || parent == a)
+		return;
+	a->up = parent;
+	a->next = parent->kids;
+	if (parent->kids != NULL)
+		parent->kids->prev = a;
+	parent->kids = a;
 }
 
-/* The spawn tree: Gs by id, parents, DFS numbers (iterative). */
-static int load_gs(struct dag *d, struct wsr_err *err)
+/* w is a proper descendant of v among the live Gs. */
+static bool tree_below(const struct dagg *w, const struct dagg *v)
 {
-	sqlite3_stmt *st = NULL;
-	int32_t cap = 0, *kids = NULL, *kfirst = NULL, *stack = NULL, *next = NULL;
-	int rc, ret = -1;
-
-	if (db_prepare(d->db, &st,
-		       "SELECT g, coalesce(parent, 0), first_run_ts IS NOT NULL, first_run_ts, "
-		       "end_ts IS NOT NULL, end_ts FROM g ORDER BY g",
-		       err) < 0)
-		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (grow((void **)&d->gs, &cap, d->ng + 1, sizeof(*d->gs), err) < 0) {
-			sqlite3_finalize(st);
-			return -1;
-		}
-		struct gnode *n = &d->gs[d->ng++];
-		memset(n, 0, sizeof(*n));
-		n->g = sqlite3_column_int64(st, 0);
-		n->parent = sqlite3_column_int64(st, 1);
-		n->first_run_ts = sqlite3_column_int(st, 2) ? sqlite3_column_int64(st, 3) : TS_NONE;
-		n->end_ts = sqlite3_column_int(st, 4) ? sqlite3_column_int64(st, 5) : TS_NONE;
-		n->first_seg = -1;
-		n->tin = n->tout = -1;
-	}
-	if (rc != SQLITE_DONE)
-		return sq_fail(d, st, "reading g", err);
-	sqlite3_finalize(st);
-
-	/* Children lists by counting sort on the parent index. */
-	size_t n1 = (size_t)d->ng + 1;
-	kfirst = calloc(n1, sizeof(*kfirst));
-	kids = calloc(n1, sizeof(*kids));
-	stack = calloc(n1, sizeof(*stack));
-	next = calloc(n1, sizeof(*next));
-	if (kfirst == NULL || kids == NULL || stack == NULL || next == NULL) {
-		err_push(err, "dag: out of memory (%" PRId32 " Gs)", d->ng);
-		goto out;
-	}
-	for (int32_t i = 0; i < d->ng; i++) {
-		d->gs[i].pidx = d->gs[i].parent > 0 ? g_index(d, d->gs[i].parent) : -1;
-		if (d->gs[i].pidx == i)
-			d->gs[i].pidx = -1;
-		if (d->gs[i].pidx >= 0)
-			kfirst[d->gs[i].pidx + 1]++;
-	}
-	for (int32_t i = 0; i < d->ng; i++)
-		kfirst[i + 1] += kfirst[i];
-	for (int32_t i = 0; i < d->ng; i++)
-		next[i] = kfirst[i];
-	for (int32_t i = 0; i < d->ng; i++)
-		if (d->gs[i].pidx >= 0)
-			kids[next[d->gs[i].pidx]++] = i;
-	/* DFS from each root; next[] is reused as the child cursor. A cycle of
-	 * parents (corrupt input) is never entered: its Gs keep tin = -1. */
-	int32_t clock = 0;
-	for (int32_t r = 0; r < d->ng; r++) {
-		if (d->gs[r].pidx >= 0)
-			continue;
-		int32_t sp = 0;
-		stack[sp++] = r;
-		next[r] = kfirst[r];
-		d->gs[r].tin = clock++;
-		while (sp > 0) {
-			int32_t v = stack[sp - 1];
-			if (next[v] < kfirst[v + 1]) {
-				int32_t c = kids[next[v]++];
-				d->gs[c].tin = clock++;
-				next[c] = kfirst[c];
-				stack[sp++] = c;
-			} else {
-				d->gs[v].tout = clock++;
-				sp--;
-			}
-		}
-	}
-	ret = 0;
-out:
-	free(kfirst);
-	free(kids);
-	free(stack);
-	free(next);
-	return ret;
+	for (const struct dagg *x = w->up; x != NULL; x = x->up)
+		if (x == v)
+			return true;
+	return false;
 }
 
-/* Segments: the running rows of g_state, per G in time order (g_state rows
- * of one G are written as they close, so rowid order is time order). The
- * row before a running row, when runnable, gives when the G became ready
- * and whether its run came from a steal. */
-static int load_segs(struct dag *d, struct wsr_err *err)
+/* The G's edges that never found a target, and its references. */
+static void dagg_release(struct dag *d, struct dagg *a)
 {
-	sqlite3_stmt *st = NULL;
-	int64_t prev_g = 0, prev_start = 0;
-	bool prev_runnable = false, prev_steal = false;
-	int rc;
-
-	if (db_prepare(d->db, &st,
-		       "SELECT g, state, start_ts, end_ts, coalesce(reason, ''), "
-		       "coalesce(source, ''), cut FROM g_state ORDER BY g, rowid",
-		       err) < 0)
-		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t g = sqlite3_column_int64(st, 0);
-		const char *state = (const char *)sqlite3_column_text(st, 1);
-		int64_t start = sqlite3_column_int64(st, 2);
-		int64_t end = sqlite3_column_int64(st, 3);
-		const char *reason = (const char *)sqlite3_column_text(st, 4);
-		const char *source = (const char *)sqlite3_column_text(st, 5);
-		bool cut = sqlite3_column_int(st, 6) != 0;
-
-		if (g != prev_g)
-			prev_runnable = false;
-		if (state != NULL && strcmp(state, "running") == 0) {
-			int32_t gi = g_index(d, g);
-			if (gi < 0) {
-				err_push(err, "dag: G %" PRId64 " runs in g_state but has no g row",
-					 g);
-				sqlite3_finalize(st);
-				return -1;
-			}
-			if (grow((void **)&d->segs, &d->capseg, d->nseg + 1, sizeof(*d->segs),
-				 err) < 0) {
-				sqlite3_finalize(st);
-				return -1;
-			}
-			struct seg *s = &d->segs[d->nseg];
-			memset(s, 0, sizeof(*s));
-			s->start = start;
-			s->end = end;
-			s->ready_ts = prev_runnable ? prev_start : start;
-			s->stolen = prev_runnable && prev_steal;
-			s->gi = gi;
-			snprintf(s->ends, sizeof(s->ends), "%s",
-				 cut ? "cut" : (reason != NULL ? reason : ""));
-			if (d->gs[gi].first_seg < 0)
-				d->gs[gi].first_seg = d->nseg;
-			d->gs[gi].nseg++;
-			d->nseg++;
-		}
-		prev_g = g;
-		prev_start = start;
-		prev_runnable = state != NULL && strcmp(state, "runnable") == 0;
-		prev_steal = source != NULL && strcmp(source, "steal") == 0;
+	for (int32_t i = 0; i < a->npend; i++) {
+		d->unplaced++;
+		unref(d, a->pend[i].src);
 	}
-	if (rc != SQLITE_DONE)
-		return sq_fail(d, st, "reading g_state", err);
-	sqlite3_finalize(st);
-	return 0;
+	a->npend = 0;
+	unref(d, a->last);
+	unref(d, a->pred);
+	a->last = a->pred = NULL;
 }
 
-/* The segment of G gi running at ts (start <= ts <= end), or -1. */
-static int32_t seg_at(const struct dag *d, int32_t gi, int64_t ts)
+void dag_g_exit(struct derive *dv, struct gs *e)
 {
-	const struct gnode *n = &d->gs[gi];
-	int32_t lo = n->first_seg, hi = n->first_seg + n->nseg - 1, best = -1;
+	struct dag *d = dv->dag;
+	struct dagg *a = e->dag;
 
-	while (lo <= hi) {
-		int32_t mid = lo + (hi - lo) / 2;
-		if (d->segs[mid].start <= ts) {
-			best = mid;
-			lo = mid + 1;
-		} else {
-			hi = mid - 1;
-		}
-	}
-	return best >= 0 && d->segs[best].end >= ts ? best : -1;
+	if (e->first_run_ts != TS_NONE)
+		d->live_stacks--;
+	if (a == NULL)
+		return;
+	/* Its children become its parent's: the tree keeps the live Gs. */
+	while (a->kids != NULL)
+		tree_link(a->kids, a->up);
+	tree_unlink(a);
+	dagg_release(d, a);
+	dag_state_free(a);
+	e->dag = NULL;
 }
 
-/* The first segment of G gi starting at or after ts, or -1. */
-static int32_t seg_after(const struct dag *d, int32_t gi, int64_t ts)
+void dag_first_run(struct derive *dv)
 {
-	const struct gnode *n = &d->gs[gi];
-	int32_t lo = n->first_seg, hi = n->first_seg + n->nseg - 1, best = -1;
-
-	while (lo <= hi) {
-		int32_t mid = lo + (hi - lo) / 2;
-		if (d->segs[mid].start >= ts) {
-			best = mid;
-			hi = mid - 1;
-		} else {
-			lo = mid + 1;
-		}
-	}
-	return best;
+	dv->dag->live_stacks++;
 }
 
-/* Split points: g_create / g_ready emitted by a running G, by emitter and
- * time, so that each segment's splits are consecutive and in order. */
-static int load_splits(struct dag *d, struct wsr_err *err)
+/* The time moves on past the events at one timestamp: the live stacks
+ * after all of them (a G exiting as another starts is not two stacks). */
+void dag_time(struct derive *dv)
 {
-	sqlite3_stmt *st = NULL;
-	int rc;
+	struct dag *d = dv->dag;
 
-	if (db_prepare(d->db, &st,
-		       "SELECT ts, name = 'g_create', g, a1, name = 'steal_scan', a2 FROM events "
-		       "WHERE name IN ('g_create', 'g_ready', 'steal_scan') ORDER BY a1, ts, id",
-		       err) < 0)
-		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t ts = sqlite3_column_int64(st, 0);
-		bool create = sqlite3_column_int(st, 1) != 0;
-		int64_t target = sqlite3_column_int64(st, 2);
-		int64_t emitter = sqlite3_column_int64(st, 3);
+	if (d->live_stacks > d->peak_stacks)
+		d->peak_stacks = d->live_stacks;
+}
 
-		if (sqlite3_column_int(st, 4) != 0) {
-			/* steal_scan: probed = the victims this search looked at. */
-			d->steal_attempts += sqlite3_column_int64(st, 5);
+/* ---- strands and edges ---- */
+
+static int edge_row(struct dag *d, int64_t src, uint8_t kind, int64_t ts, int64_t delay,
+		    int64_t burden, bool stolen, uint8_t rel, struct wsr_err *err,
+		    struct rows *rw)
+{
+	d->edges++;
+	d->spawns += kind == E_SPAWN;
+	d->wakes += kind == E_WAKE;
+	d->rel[rel]++;
+	if (!d->all)
+		return 0;
+	struct row_dag_edge row = {
+		.src = src,
+		.dst = d->seq,
+		.kind = ekind_names[kind],
+		.ts = ts,
+		.delay_ns = delay,
+		.burden_ns = burden,
+		.stolen = stolen,
+		.relation = rel != R_NONE ? rel_names[rel] : NULL,
+	};
+	return rows_add(rw, ROWS_DAG_EDGE, &row, err);
+}
+
+/* One more source of the strand about to end: a's in-values. */
+static void offer(struct dag *d, struct dagg *a, struct snode *src, int64_t fin, int64_t bfin,
+		  int64_t dfin)
+{
+	if (a->pred == NULL || fin > a->in || (fin == a->in && before(src, a->pred))) {
+		unref(d, a->pred);
+		a->pred = ref(src);
+		a->in = fin;
+	}
+	if (bfin > a->bin)
+		a->bin = bfin;
+	if (dfin > a->din)
+		a->din = dfin;
+}
+
+/* The first strand of G e's segment [e->start, ...) ends: its sources are
+ * the edges waiting for it and the continuation from the G's last strand. */
+static int segment_in(struct derive *dv, struct gs *e, struct dagg *a, struct wsr_err *err)
+{
+	struct dag *d = dv->dag;
+	int64_t start = e->start;
+	bool first = a->nseg == 0, woken = false;
+	int32_t keep = 0;
+
+	a->nseg++;
+	a->from = start;
+	a->in = a->bin = a->din = 0;
+	a->stolen = a->prev_runnable && a->prev_steal;
+	for (int32_t i = 0; i < a->npend; i++) {
+		struct pend *p = &a->pend[i];
+		if (p->ts > start && p->kind == E_WAKE) {
+			a->pend[keep++] = *p; /* for a later segment */
 			continue;
 		}
-		if (emitter <= 0) {
-			/* A root G's creation, or a runtime thread's wake. */
-			if (!create)
-				d->wakes_runtime++;
-			continue;
-		}
-		int32_t gi = g_index(d, emitter);
-		int32_t s = gi >= 0 && d->gs[gi].nseg > 0 ? seg_at(d, gi, ts) : -1;
-		if (s < 0) {
-			/* The emitter was not running (lost events): no edge. */
+		if (p->ts > start || (p->kind == E_SPAWN && !first)) {
+			/* The child ran before its g_create: lost events. */
 			d->unplaced++;
+			unref(d, p->src);
 			continue;
 		}
-		if (grow((void **)&d->splits, &d->capsplit, d->nsplit + 1, sizeof(*d->splits),
-			 err) < 0) {
-			sqlite3_finalize(st);
+		int64_t burden = a->u_start - p->u, delay = start - p->ts;
+		woken |= p->kind == E_WAKE;
+		offer(d, a, p->src, p->fin, p->bfin + burden, p->dfin + delay);
+		if (edge_row(d, p->src->id, p->kind, p->ts, delay, burden, a->stolen, p->rel, err,
+			     dv->rows) < 0)
 			return -1;
-		}
-		struct split *p = &d->splits[d->nsplit++];
-		p->ts = ts;
-		p->target = target;
-		p->seg = s;
-		p->src = -1; /* set when the strands are cut (build) */
-		p->kind = create ? E_SPAWN : E_WAKE;
+		unref(d, p->src);
 	}
-	if (rc != SQLITE_DONE)
-		return sq_fail(d, st, "reading g_create and g_ready", err);
-	sqlite3_finalize(st);
-	return 0;
-}
-
-static int load_unbusy(struct dag *d, struct wsr_err *err)
-{
-	sqlite3_stmt *st = NULL;
-	int32_t c1 = 0, c2 = 0;
-	int rc;
-
-	if (db_get_meta_int(d->db, "gomaxprocs", &d->procs) < 0 || d->procs <= 0)
-		d->procs = 1;
-	if (db_prepare(d->db, &st, "SELECT ts, running_gs FROM counters ORDER BY ts", err) < 0)
-		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (grow((void **)&d->cts, &d->capc, d->nc + 1, sizeof(*d->cts), err) < 0 ||
-		    grow((void **)&d->cf, &c1, d->capc, sizeof(*d->cf), err) < 0 ||
-		    grow((void **)&d->cun, &c2, d->capc, sizeof(*d->cun), err) < 0) {
-			sqlite3_finalize(st);
-			return -1;
-		}
-		int32_t i = d->nc++;
-		d->cts[i] = sqlite3_column_int64(st, 0);
-		d->cun[i] = sqlite3_column_int64(st, 1) < d->procs;
-		d->cf[i] =
-			i == 0 ? 0 : d->cf[i - 1] + (d->cun[i - 1] ? d->cts[i] - d->cts[i - 1] : 0);
-	}
-	if (rc != SQLITE_DONE)
-		return sq_fail(d, st, "reading counters", err);
-	sqlite3_finalize(st);
-	return 0;
-}
-
-/* Unbusy time in [cts[0], t). Before the first counters row nothing ran. */
-static int64_t unbusy_to(const struct dag *d, int64_t t)
-{
-	int32_t lo = 0, hi = d->nc - 1, best = -1;
-
-	while (lo <= hi) {
-		int32_t mid = lo + (hi - lo) / 2;
-		if (d->cts[mid] <= t) {
-			best = mid;
-			lo = mid + 1;
-		} else {
-			hi = mid - 1;
-		}
-	}
-	if (best < 0)
+	a->npend = keep;
+	if (a->last == NULL)
 		return 0;
-	return d->cf[best] + (d->cun[best] ? t - d->cts[best] : 0);
+	const struct snode *l = a->last;
+	int64_t ready = a->prev_runnable ? a->prev_start : start, burden = 0, wait = 0;
+	if (!woken) {
+		burden = a->u_start - (a->prev_runnable ? a->prev_u : a->u_start);
+		wait = start - ready;
+		d->external += ready - l->end;
+	}
+	offer(d, a, a->last, l->fin, l->bfin + burden, l->dfin + wait);
+	return edge_row(d, l->id, E_CONT, l->end, start - l->end, burden, a->stolen, R_NONE, err,
+			dv->rows);
 }
 
-static int64_t unbusy(const struct dag *d, int64_t a, int64_t b)
+/* G e's open strand ends at ts (ends: what ended it); a reference-free
+ * node, or NULL on error. */
+static struct snode *strand_end(struct derive *dv, struct gs *e, int64_t ts, const char *ends,
+				struct wsr_err *err)
 {
-	return b > a ? unbusy_to(d, b) - unbusy_to(d, a) : 0;
-}
+	struct dag *d = dv->dag;
+	struct dagg *a = e->dag;
 
-static struct edge *add_edge(struct dag *d, int32_t src, int32_t dst, uint8_t kind, int64_t ts,
-			     struct wsr_err *err)
-{
-	if (grow((void **)&d->ed, &d->caped, d->ned + 1, sizeof(*d->ed), err) < 0)
+	/* Its sources: the split strand before it, or segment_in's. */
+	if (a->carried ? edge_row(d, a->pred->id, E_CONT, a->from, 0, 0, false, R_NONE, err,
+				  dv->rows) < 0
+		       : segment_in(dv, e, a, err) < 0)
 		return NULL;
-	struct edge *e = &d->ed[d->ned++];
-	memset(e, 0, sizeof(*e));
-	e->src = src;
-	e->dst = dst;
-	e->kind = kind;
-	e->ts = ts;
-	e->delay = d->st[dst].start - ts;
-	return e;
+	struct snode *n = node_new(d, err);
+	if (n == NULL)
+		return NULL;
+	int64_t w = ts - a->from;
+	n->id = d->seq++;
+	n->start = a->from;
+	n->end = ts;
+	n->g = e->g;
+	n->seg = a->nseg - 1;
+	n->ends = ends;
+	n->fin = a->in + w;
+	n->bfin = a->bin + w;
+	n->dfin = a->din + w;
+	n->pred = a->pred; /* a's reference passes to n */
+	n->crit = n->pred != NULL ? n->pred->crit + 1 : 1;
+	a->pred = NULL;
+	a->carried = false;
+	d->roots += n->pred == NULL;
+	d->work += w;
+	if (d->seq == 1 || n->start < d->first)
+		d->first = n->start;
+	if (d->seq == 1 || n->end > d->end)
+		d->end = n->end;
+	if (n->bfin > d->bspan)
+		d->bspan = n->bfin;
+	if (n->dfin > d->dspan)
+		d->dspan = n->dfin;
+	if (d->best == NULL || n->fin > d->best->fin ||
+	    (n->fin == d->best->fin && before(n, d->best))) {
+		unref(d, d->best);
+		d->best = ref(n);
+	}
+	if (d->all) {
+		struct row_dag_strand row = {
+			.id = n->id,
+			.g = n->g,
+			.seg = n->seg,
+			.start_ts = n->start,
+			.end_ts = n->end,
+			.ends = n->ends,
+			.span_ns = n->fin,
+			.burdened_ns = n->bfin,
+			.pred = n->pred != NULL ? n->pred->id : ROW_NULL,
+			.critical = 0,
+		};
+		ref(n); /* a failing rows_add must not free it under the caller */
+		int rc = rows_add(dv->rows, ROWS_DAG_STRAND, &row, err);
+		n->refs--;
+		if (rc < 0)
+			return NULL;
+	}
+	return n;
 }
 
-/* Strands (segments cut at their splits) and every edge. */
-static int build(struct dag *d, struct wsr_err *err)
+/* G e's interval [e->start, ts) closes into g_state (gstate.c g_close):
+ * a running one ends its segment's last strand. source: how the next
+ * interval was entered (the g_run's source). */
+int dag_interval(struct derive *dv, struct gs *e, int64_t ts, const char *source, int cut,
+		 struct wsr_err *err)
 {
-	int32_t n = d->nseg + d->nsplit;
+	struct dag *d = dv->dag;
+	struct dagg *a = e->dag;
 
-	d->st = calloc((size_t)n + 1, sizeof(*d->st));
-	if (d->st == NULL) {
-		err_push(err, "dag: out of memory (%" PRId32 " strands)", n);
-		return -1;
-	}
-	int32_t k = 0;
-	for (int32_t s = 0; s < d->nseg; s++) {
-		struct seg *sg = &d->segs[s];
-		int64_t from = sg->start;
-		sg->first_strand = d->nst;
-		for (; k < d->nsplit && d->splits[k].seg == s; k++) {
-			struct strand *t = &d->st[d->nst++];
-			t->start = from;
-			t->end = d->splits[k].ts;
-			t->gi = sg->gi;
-			t->seg = s;
-			t->ends = d->splits[k].kind;
-			d->splits[k].src = d->nst - 1;
-			from = d->splits[k].ts;
-		}
-		struct strand *t = &d->st[d->nst++];
-		t->start = from;
-		t->end = sg->end;
-		t->gi = sg->gi;
-		t->seg = s;
-		t->ends = E_CONT;
-		sg->nstrand = d->nst - sg->first_strand;
-	}
-
-	/* Spawn and wake edges, from the strand that ends at the split. */
-	for (int32_t i = 0; i < d->nsplit; i++) {
-		const struct split *p = &d->splits[i];
-		const struct seg *from = &d->segs[p->seg];
-		int32_t ti = g_index(d, p->target);
-		int32_t tseg = ti >= 0 && d->gs[ti].nseg > 0
-				       ? (p->kind == E_SPAWN ? d->gs[ti].first_seg
-							     : seg_after(d, ti, p->ts))
-				       : -1;
-		if (p->src < 0 || tseg < 0 || d->segs[tseg].start < p->ts) {
-			/* The target never ran (again) in the trace, or lost events. */
-			d->unplaced++;
-			continue;
-		}
-		struct edge *e =
-			add_edge(d, p->src, d->segs[tseg].first_strand, p->kind, p->ts, err);
-		if (e == NULL)
+	if (e->state == GS_RUNNING) {
+		struct snode *n =
+			strand_end(dv, e, ts, cut ? "cut" : (e->reason != NULL ? e->reason : ""), err);
+		if (n == NULL)
 			return -1;
-		e->burden = unbusy(d, p->ts, d->st[e->dst].start);
-		e->wait = e->delay;
-		e->stolen = d->segs[tseg].stolen;
-		if (p->kind == E_WAKE) {
-			const struct gnode *w = &d->gs[from->gi], *v = &d->gs[ti];
-			d->segs[tseg].woken = true;
-			if (w->pidx == ti)
-				e->rel = R_PARENT;
-			else if (v->tin >= 0 && w->tin >= 0 && v->tin < w->tin && w->tout < v->tout)
-				e->rel = R_ANCESTOR;
-			else
-				e->rel = R_OTHER;
-		}
+		unref(d, a->last);
+		a->last = ref(n);
 	}
+	a->prev_runnable = e->state == GS_RUNNABLE;
+	a->prev_start = e->start;
+	a->prev_u = a->u_start;
+	a->prev_steal = source != NULL && strcmp(source, "steal") == 0;
+	a->u_start = unbusy_at(d, ts);
+	return 0;
+}
 
-	/* Continuations. */
-	for (int32_t s = 0; s < d->nseg; s++) {
-		const struct seg *sg = &d->segs[s];
-		for (int32_t j = sg->first_strand + 1; j < sg->first_strand + sg->nstrand; j++)
-			if (add_edge(d, j - 1, j, E_CONT, d->st[j - 1].end, err) == NULL)
-				return -1;
-		if (s + 1 < d->nseg && d->segs[s + 1].gi == sg->gi) {
-			const struct seg *nx = &d->segs[s + 1];
-			int32_t last = sg->first_strand + sg->nstrand - 1;
-			struct edge *e = add_edge(d, last, nx->first_strand, E_CONT, sg->end, err);
-			if (e == NULL)
-				return -1;
-			e->stolen = nx->stolen;
-			if (!nx->woken) {
-				e->burden = unbusy(d, nx->ready_ts, nx->start);
-				e->wait = nx->start - nx->ready_ts;
-				d->external += nx->ready_ts - sg->end;
-			}
+static int add_pend(struct dagg *a, const struct pend *p, struct wsr_err *err)
+{
+	if (a->npend == a->cappend) {
+		int32_t n = a->cappend > 0 ? 2 * a->cappend : 4;
+		struct pend *q = realloc(a->pend, (size_t)n * sizeof(*q));
+		if (q == NULL) {
+			err_push(err, "dag: out of memory");
+			return -1;
 		}
+		a->pend = q;
+		a->cappend = n;
+	}
+	a->pend[a->npend++] = *p;
+	return 0;
+}
+
+/* Before the trackers apply r: a g_create or g_ready that a running G
+ * emitted ends its strand there (the edge's source). */
+int dag_before(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
+{
+	struct dag *d = dv->dag;
+	bool create = r->ev == EV_G_CREATE;
+
+	if (r->ev == EV_STEAL_SCAN) {
+		/* probed: the victims this search looked at */
+		if (r->flags & REC_F_A2)
+			d->steal_attempts += r->a2;
+		return 0;
+	}
+	if (!create && r->ev != EV_G_READY)
+		return 0;
+	int64_t emitter = (r->flags & REC_F_A1) ? r->a1 : 0;
+	if (emitter <= 0) {
+		/* A root G's creation, or a runtime thread's wake. */
+		if (!create)
+			d->wakes_runtime++;
+		return 0;
+	}
+	struct gs *x = gtable_find(&dv->gt, emitter);
+	if (x == NULL || x->state != GS_RUNNING) {
+		/* The emitter was not running (lost events): no edge. */
+		d->unplaced++;
+		return 0;
+	}
+	struct dagg *a = x->dag;
+	if (!a->carried)
+		a->from = x->start;
+	struct snode *n = strand_end(dv, x, r->ts, create ? "spawn" : "wake", err);
+	if (n == NULL)
+		return -1;
+	/* The segment goes on from ts, its strand's paths carried on. */
+	a->carried = true;
+	a->from = r->ts;
+	a->in = n->fin;
+	a->bin = n->bfin;
+	a->din = n->dfin;
+	a->pred = ref(n);
+	d->split = ref(n);
+	d->split_kind = create ? E_SPAWN : E_WAKE;
+	d->split_ts = r->ts;
+	d->split_rel = R_NONE;
+	if (!create) {
+		struct gs *v = r->g > 0 ? gtable_find(&dv->gt, r->g) : NULL;
+		if (x->has_parent && x->parent == r->g && x->g != r->g)
+			d->split_rel = R_PARENT;
+		else if (v != NULL && v->dag != NULL && tree_below(a, v->dag))
+			d->split_rel = R_ANCESTOR;
+		else
+			d->split_rel = R_OTHER;
 	}
 	return 0;
 }
 
-static const struct strand *cmp_st;
-
-static int cmp_time(const void *a, const void *b)
+/* After the trackers applied r: the spawn tree, and the edge of the split
+ * dag_before() made waits for its target's strand. */
+int dag_after(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 {
-	const struct strand *x = &cmp_st[*(const int32_t *)a], *y = &cmp_st[*(const int32_t *)b];
+	struct dag *d = dv->dag;
+	struct gs *t = (r->flags & REC_F_G) && r->g > 0 ? gtable_find(&dv->gt, r->g) : NULL;
 
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	if (x->end != y->end)
-		return x->end < y->end ? -1 : 1;
-	if (x->gi != y->gi)
-		return x->gi < y->gi ? -1 : 1;
-	return *(const int32_t *)a < *(const int32_t *)b ? -1 : 1;
-}
-
-static int cmp_edge_src(const void *a, const void *b)
-{
-	const struct edge *x = a, *y = b;
-
-	if (x->src != y->src)
-		return x->src < y->src ? -1 : 1;
-	return x->dst < y->dst ? -1 : (x->dst > y->dst);
-}
-
-/* Topological order by time, checked on every edge; then the longest paths
- * in one pass. Afterwards edges' src/dst are ranks. */
-static int longest(struct dag *d, int32_t *last, struct wsr_err *err)
-{
-	d->order = malloc(((size_t)d->nst + 1) * sizeof(*d->order));
-	if (d->order == NULL) {
-		err_push(err, "dag: out of memory");
+	if (r->ev == EV_G_CREATE && t != NULL && t->dag != NULL) {
+		int64_t parent = (r->flags & REC_F_A1) ? r->a1 : 0;
+		struct gs *pe = parent > 0 ? gtable_find(&dv->gt, parent) : NULL;
+		tree_link(t->dag, pe != NULL ? pe->dag : NULL);
+	}
+	if (d->split == NULL)
+		return 0;
+	struct snode *n = d->split;
+	d->split = NULL;
+	if (t == NULL || t->dag == NULL) {
+		d->unplaced++;
+		unref(d, n);
+		return 0;
+	}
+	struct pend p = {
+		.ts = d->split_ts,
+		.u = unbusy_at(d, d->split_ts),
+		.fin = n->fin,
+		.bfin = n->bfin,
+		.dfin = n->dfin,
+		.src = n, /* d->split's reference passes to the edge */
+		.kind = d->split_kind,
+		.rel = d->split_rel,
+	};
+	if (add_pend(t->dag, &p, err) < 0) {
+		unref(d, n);
 		return -1;
 	}
-	for (int32_t i = 0; i < d->nst; i++)
-		d->order[i] = i;
-	cmp_st = d->st;
-	qsort(d->order, (size_t)d->nst, sizeof(*d->order), cmp_time);
-	cmp_st = NULL;
-	for (int32_t r = 0; r < d->nst; r++)
-		d->st[d->order[r]].rank = r;
-	for (int32_t i = 0; i < d->ned; i++) {
-		struct edge *e = &d->ed[i];
-		const struct strand *a = &d->st[e->src], *b = &d->st[e->dst];
-		if (a->rank >= b->rank) {
-			err_input(err,
-				  "dag: the %s edge from G %" PRId64 " at %" PRId64
-				  " ns to G %" PRId64 " at %" PRId64
-				  " ns is not in time order (strands of zero length at the same "
-				  "nanosecond): the trace clock is too coarse for a DAG",
-				  ekind_names[e->kind], d->gs[a->gi].g, a->end, d->gs[b->gi].g,
-				  b->start);
-			return -1;
-		}
-		e->src = a->rank;
-		e->dst = b->rank;
-	}
-	/* Strands in rank order (edges now refer to ranks). */
-	struct strand *sorted = malloc(((size_t)d->nst + 1) * sizeof(*sorted));
-	if (sorted == NULL) {
-		err_push(err, "dag: out of memory");
-		return -1;
-	}
-	for (int32_t r = 0; r < d->nst; r++) {
-		sorted[r] = d->st[d->order[r]];
-		sorted[r].pred = -1;
-		sorted[r].in = sorted[r].bin = sorted[r].din = 0;
-	}
-	free(d->st);
-	d->st = sorted;
-	if (d->ned > 0) /* d->ed is NULL without edges: qsort wants an array */
-		qsort(d->ed, (size_t)d->ned, sizeof(*d->ed), cmp_edge_src);
-
-	int64_t best = -1;
-	int32_t k = 0;
-	*last = -1;
-	for (int32_t r = 0; r < d->nst; r++) {
-		struct strand *s = &d->st[r];
-		int64_t w = s->end - s->start;
-		int64_t fin = s->in + w, bfin = s->bin + w, dfin = s->din + w;
-		if (fin > best) {
-			best = fin;
-			*last = r;
-		}
-		for (; k < d->ned && d->ed[k].src == r; k++) {
-			const struct edge *e = &d->ed[k];
-			struct strand *t = &d->st[e->dst];
-			if (fin > t->in || (t->pred < 0 && fin >= t->in)) {
-				t->in = fin;
-				t->pred = r;
-			}
-			if (bfin + e->burden > t->bin)
-				t->bin = bfin + e->burden;
-			if (dfin + e->wait > t->din)
-				t->din = dfin + e->wait;
-		}
-	}
-	for (int32_t r = *last; r >= 0; r = d->st[r].pred)
-		d->st[r].critical = true;
 	return 0;
 }
+
+/* ---- the end ---- */
 
 static int meta_real(sqlite3 *db, const char *key, double v, struct wsr_err *err)
 {
@@ -712,141 +688,55 @@ static int meta_real(sqlite3 *db, const char *key, double v, struct wsr_err *err
 	return 0;
 }
 
-/* The rows go through rows.c (its writer thread); flushed before the meta
- * figures, which read the connection. */
-static int write_rows(struct dag *d, struct rows *rw, struct wsr_err *err)
+/* The critical path: its strands' rows (all: the rows are there, marked). */
+static int critical_rows(struct derive *dv, struct wsr_err *err)
 {
-	for (int32_t r = 0; r < d->nst; r++) {
-		const struct strand *s = &d->st[r];
-		const struct seg *sg = &d->segs[s->seg];
-		const struct gnode *n = &d->gs[s->gi];
-		struct row_dag_strand row = {
-			.id = r,
-			.g = n->g,
-			.seg = s->seg - n->first_seg,
-			.start_ts = s->start,
-			.end_ts = s->end,
-			.ends = s->ends == E_SPAWN  ? "spawn"
-				: s->ends == E_WAKE ? "wake"
-						    : sg->ends,
-			.span_ns = s->in + (s->end - s->start),
-			.burdened_ns = s->bin + (s->end - s->start),
-			.pred = s->pred >= 0 ? s->pred : ROW_NULL,
-			.critical = s->critical,
-		};
-		if (rows_add(rw, ROWS_DAG_STRAND, &row, err) < 0)
+	struct dag *d = dv->dag;
+	sqlite3_stmt *st = NULL;
+
+	if (d->all) {
+		if (rows_flush(dv->rows, err) < 0 ||
+		    db_prepare(dv->db, &st, "UPDATE dag_strand SET critical = 1 WHERE id = ?1",
+			       err) < 0)
 			return -1;
 	}
-	for (int32_t i = 0; i < d->ned; i++) {
-		const struct edge *e = &d->ed[i];
-		struct row_dag_edge row = {
-			.src = e->src,
-			.dst = e->dst,
-			.kind = ekind_names[e->kind],
-			.ts = e->ts,
-			.delay_ns = e->delay,
-			.burden_ns = e->burden,
-			.stolen = e->stolen,
-			.relation = e->rel != R_NONE ? rel_names[e->rel] : NULL,
-		};
-		if (rows_add(rw, ROWS_DAG_EDGE, &row, err) < 0)
-			return -1;
-	}
-	return rows_flush(rw, err);
-}
-
-/* A stack's start (+1, a G's first run) or release (-1, its exit). */
-struct stack_ev {
-	int64_t ts;
-	int delta;
-};
-
-/* By time; at equal times exits first, so that a G exiting as another
- * starts does not count as two stacks. */
-static int cmp_stack_ev(const void *a, const void *b)
-{
-	const struct stack_ev *x = a, *y = b;
-
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return (x->delta > y->delta) - (x->delta < y->delta);
-}
-
-/* The most Gs that had started and not exited at once: each holds a stack
- * (taken at its first run, released at its exit). The timestamps are
- * compared as they are: any int64 value, however large the clock's offset. */
-static int peak_stacks(const struct dag *d, int64_t *peak, struct wsr_err *err)
-{
-	struct stack_ev *ev = malloc(((size_t)d->ng * 2 + 1) * sizeof(*ev));
-	size_t n = 0;
-	int64_t live = 0;
-
-	*peak = 0;
-	if (ev == NULL) {
-		err_push(err, "dag: out of memory");
-		return -1;
-	}
-	for (int32_t i = 0; i < d->ng; i++) {
-		if (d->gs[i].first_run_ts == TS_NONE)
+	for (const struct snode *n = d->best; n != NULL; n = n->pred) {
+		if (st != NULL) {
+			sqlite3_bind_int64(st, 1, n->id);
+			if (sqlite3_step(st) != SQLITE_DONE) {
+				err_push(err, "sqlite: dag_strand: %s", sqlite3_errmsg(dv->db));
+				sqlite3_finalize(st);
+				return -1;
+			}
+			sqlite3_reset(st);
 			continue;
-		ev[n++] = (struct stack_ev){d->gs[i].first_run_ts, 1};
-		if (d->gs[i].end_ts != TS_NONE)
-			ev[n++] = (struct stack_ev){d->gs[i].end_ts, -1};
+		}
+		struct row_dag_strand row = {
+			.id = n->id,
+			.g = n->g,
+			.seg = n->seg,
+			.start_ts = n->start,
+			.end_ts = n->end,
+			.ends = n->ends,
+			.span_ns = n->fin,
+			.burdened_ns = n->bfin,
+			.pred = n->pred != NULL ? n->pred->id : ROW_NULL,
+			.critical = 1,
+		};
+		if (rows_add(dv->rows, ROWS_DAG_STRAND, &row, err) < 0)
+			return -1;
 	}
-	qsort(ev, n, sizeof(*ev), cmp_stack_ev);
-	for (size_t k = 0; k < n; k++) {
-		live += ev[k].delta;
-		if (live > *peak)
-			*peak = live;
-	}
-	free(ev);
-	return 0;
+	sqlite3_finalize(st);
+	return rows_flush(dv->rows, err);
 }
 
-static int write_meta(struct dag *d, int32_t last, struct wsr_err *err)
+static int write_meta(struct derive *dv, struct wsr_err *err)
 {
-	int64_t work = 0, span = 0, bspan = 0, dspan = 0, first = 0, end = 0, procs = 0;
-	int64_t critical = 0;
-	int64_t spawns = 0, wakes = 0, rel[4] = {0, 0, 0, 0}, roots = 0, stacks = 0;
-
-	if (peak_stacks(d, &stacks, err) < 0)
-		return -1;
-	bool *has_in = calloc((size_t)d->nst + 1, sizeof(*has_in));
-
-	if (has_in == NULL) {
-		err_push(err, "dag: out of memory");
-		return -1;
-	}
-	for (int32_t i = 0; i < d->ned; i++)
-		has_in[d->ed[i].dst] = true;
-	for (int32_t r = 0; r < d->nst; r++)
-		roots += !has_in[r];
-	free(has_in);
-
-	for (int32_t r = 0; r < d->nst; r++) {
-		const struct strand *s = &d->st[r];
-		work += s->end - s->start;
-		if (s->bin + (s->end - s->start) > bspan)
-			bspan = s->bin + (s->end - s->start);
-		if (s->din + (s->end - s->start) > dspan)
-			dspan = s->din + (s->end - s->start);
-		if (r == 0 || s->start < first)
-			first = s->start;
-		if (r == 0 || s->end > end)
-			end = s->end;
-		critical += s->critical;
-	}
-	if (last >= 0)
-		span = d->st[last].in + (d->st[last].end - d->st[last].start);
-	for (int32_t i = 0; i < d->ned; i++) {
-		spawns += d->ed[i].kind == E_SPAWN;
-		wakes += d->ed[i].kind == E_WAKE;
-		rel[d->ed[i].rel]++;
-	}
-	procs = d->procs;
-
+	struct dag *d = dv->dag;
+	int64_t span = d->best != NULL ? d->best->fin : 0, nst = d->seq, work = d->work;
+	int64_t procs = dv->gomaxprocs > 0 ? dv->gomaxprocs : 1;
 	double ms = 1e6, t1 = (double)work / ms, tinf = (double)span / ms;
-	double tb = (double)bspan / ms, tp = (double)(end - first) / ms, p = (double)procs;
+	double tb = (double)d->bspan / ms, tp = (double)(d->end - d->first) / ms, p = (double)procs;
 	double lower = t1 / p > tinf ? t1 / p : tinf, greedy = t1 / p + tinf;
 
 	struct {
@@ -857,71 +747,72 @@ static int write_meta(struct dag *d, int32_t last, struct wsr_err *err)
 		{"span_ms", tinf},
 		{"parallelism", span > 0 ? t1 / tinf : 0},
 		{"burdened_span_ms", tb},
-		{"burdened_parallelism", bspan > 0 ? t1 / tb : 0},
+		{"burdened_parallelism", d->bspan > 0 ? t1 / tb : 0},
 		{"observed_ms", tp},
 		{"lower_bound_ms", lower},
 		{"greedy_bound_ms", greedy},
 		{"burdened_bound_ms", t1 / p + tb},
-		{"delayed_span_ms", (double)dspan / ms},
+		{"delayed_span_ms", (double)d->dspan / ms},
 		{"external_wait_ms", (double)d->external / ms},
 		{"bound_position", greedy > lower ? (tp - lower) / (greedy - lower) : 0},
-		{"span_strands", work > 0 ? (double)span * (double)d->nst / (double)work : 0},
+		{"span_strands", work > 0 ? (double)span * (double)nst / (double)work : 0},
 	};
 
 	struct {
 		const char *k;
 		int64_t v;
 	} ints[] = {
-		{"dag_strands", d->nst},
-		{"dag_edges", d->ned},
-		{"dag_spawn_edges", spawns},
-		{"dag_wake_edges", wakes},
-		{"dag_critical_strands", critical},
-		{"dag_wakes_parent", rel[R_PARENT]},
-		{"dag_wakes_ancestor", rel[R_ANCESTOR]},
-		{"dag_wakes_other", rel[R_OTHER]},
+		{"dag_strands", nst},
+		{"dag_edges", d->edges},
+		{"dag_spawn_edges", d->spawns},
+		{"dag_wake_edges", d->wakes},
+		{"dag_critical_strands", d->best != NULL ? d->best->crit : 0},
+		{"dag_wakes_parent", d->rel[R_PARENT]},
+		{"dag_wakes_ancestor", d->rel[R_ANCESTOR]},
+		{"dag_wakes_other", d->rel[R_OTHER]},
 		{"dag_wakes_runtime", d->wakes_runtime},
 		{"dag_unplaced", d->unplaced},
-		{"dag_roots", roots},
+		{"dag_roots", d->roots},
 		{"steal_attempts", d->steal_attempts},
-		{"peak_live_stacks", stacks},
-		{"dag_fully_strict", rel[R_ANCESTOR] == 0 && rel[R_OTHER] == 0},
-		{"dag_strict", rel[R_OTHER] == 0},
+		{"peak_live_stacks", d->peak_stacks},
+		{"dag_kept_peak", d->kept_peak},
+		{"dag_fully_strict", d->rel[R_ANCESTOR] == 0 && d->rel[R_OTHER] == 0},
+		{"dag_strict", d->rel[R_OTHER] == 0},
 	};
 
 	for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++)
-		if (meta_real(d->db, reals[i].k, reals[i].v, err) < 0)
+		if (meta_real(dv->db, reals[i].k, reals[i].v, err) < 0)
 			return -1;
 	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
-		if (db_meta_int(d->db, ints[i].k, ints[i].v, err) < 0)
+		if (db_meta_int(dv->db, ints[i].k, ints[i].v, err) < 0)
 			return -1;
+	return db_meta_text(dv->db, "dag_tables", d->all ? "all" : "critical", err);
+}
+
+/* After g_finish (every interval closed): the edges still waiting, the
+ * critical path's rows, the figures in meta. */
+int dag_finish(struct derive *dv, struct wsr_err *err)
+{
+	struct dag *d = dv->dag;
+
+	dag_time(dv);
+	for (size_t i = 0; i < dv->gt.gn; i++) {
+		struct gs *e = &dv->gt.gtab[i];
+		if (e->dag != NULL) /* a G of id 0 (bad input) too */
+			dagg_release(d, e->dag);
+	}
+	unref(d, d->split);
+	d->split = NULL;
+	if (critical_rows(dv, err) < 0 || write_meta(dv, err) < 0) {
+		err_push(err, "building the DAG (dag_strand, dag_edge)");
+		return -1;
+	}
 	return 0;
 }
 
-int dag_build(sqlite3 *db, struct rows *rw, struct wsr_err *err)
+/* A live G's state, when the deriver goes (the tree is dropped whole). */
+void dag_g_free(struct gs *e)
 {
-	struct dag d;
-	int32_t last = -1;
-	int ret = -1;
-
-	memset(&d, 0, sizeof(d));
-	d.db = db;
-	if (load_gs(&d, err) < 0 || load_unbusy(&d, err) < 0 || load_segs(&d, err) < 0 ||
-	    load_splits(&d, err) < 0 || build(&d, err) < 0 || longest(&d, &last, err) < 0 ||
-	    write_rows(&d, rw, err) < 0 || write_meta(&d, last, err) < 0) {
-		err_push(err, "building the DAG (dag_strand, dag_edge)");
-		goto out;
-	}
-	ret = 0;
-out:
-	free(d.gs);
-	free(d.segs);
-	free(d.splits);
-	free(d.st);
-	free(d.order);
-	free(d.ed);
-	free(d.cts);
-	free(d.cf);
-	free(d.cun);
-	return ret;
+	dag_state_free(e->dag);
+	e->dag = NULL;
 }

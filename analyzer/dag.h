@@ -1,18 +1,19 @@
 /*
- * dag.h - the computation DAG of a trace (strands and dependency edges),
- * its work, span and burdened span, and the greedy bounds
- * (docs/workspan.md, tables dag_strand and dag_edge of sql/schema.sql).
+ * dag.h - the work/span figures of a trace's computation DAG (strands and
+ * dependency edges; docs/workspan.md, meta keys and tables dag_strand and
+ * dag_edge of sql/schema.sql), as reports read them back from meta.
  *
  * Invariants:
- *   - dag_build() runs once, at the end of ingestion, after g and g_state
- *     are complete; it reads g, g_state and the g_create/g_ready events and
- *     writes dag_strand, dag_edge and the meta figures (work_ms, span_ms,
- *     parallelism, burdened_span_ms, burdened_parallelism, observed_ms,
- *     lower_bound_ms, greedy_bound_ms, ...). It does not commit.
- *   - Memory follows the number of strands and edges (one per g_run plus
- *     one per g_create/g_ready emitted by a G), not the number of events.
- * Concurrency: one thread, the ingesting connection (its rows go through
- *   rows.c's writer thread and are flushed before dag_build() returns).
+ *   - The DAG tracker (dag.c, derive_int.h) computes them during ingestion,
+ *     as the strands end, and writes them to meta in derive_finish():
+ *     work_ms, span_ms, parallelism, burdened_span_ms, burdened_parallelism,
+ *     observed_ms, lower_bound_ms, greedy_bound_ms, ...; meta.dag_tables
+ *     says what dag_strand and dag_edge hold ('critical': the critical
+ *     path's strands and no edge; 'all': every strand and edge).
+ *   - Its memory follows the live Gs and the strands their longest paths
+ *     hold, not the number of strands.
+ * Concurrency: dag_figures_load() and the printers: any thread, on its own
+ *   connection.
  */
 #ifndef WSR_ANALYZER_DAG_H
 #define WSR_ANALYZER_DAG_H
@@ -25,13 +26,7 @@
 
 #include "err.h"
 
-struct rows;
-
-/* db: the ingesting connection, idle (rows flushed); rw: its rows writer
- * (rows.h), through which dag_strand and dag_edge are written. */
-int dag_build(sqlite3 *db, struct rows *rw, struct wsr_err *err);
-
-/* The figures dag_build() leaves in meta, as reports read them back. */
+/* The figures the DAG tracker leaves in meta, as reports read them back. */
 struct dag_figures {
 	bool present; /* false: a database without a DAG (no G ever ran) */
 	int procs;    /* P: meta.gomaxprocs */

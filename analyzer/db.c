@@ -11,8 +11,8 @@
  *   - Memory stays bounded whatever the trace size: a 16 MiB page cache, and
  *     temporary files (not memory) for the sorter that builds the indexes
  *     (SQLite sizes the sorter's in-memory runs by cache_size, so that
- *     bounds it too). The rows are appended (events, counters, g_state in
- *     key or rowid order), so a bigger cache does not save work: a full
+ *     bounds it too). The rows are appended (events, with the counters as
+ *     columns, in key order, g_state in rowid order), so a bigger cache does not save work: a full
  *     cache spills dirty pages to the file, which costs one write(2) per
  *     page and nothing else without a journal. Measured on a 2M-event
  *     trace: 64 MiB -> 16 MiB takes the peak RSS from 137 MB to 44 MB at

@@ -14,7 +14,9 @@
  * Invariants:
  *   - Rows are written through rows.c inside the caller's transaction.
  *   - Counters rows are written when the time moves on, so one row holds
- *     the values after every event at its ts.
+ *     the values after every event at its ts; they are columns of the last
+ *     event at that ts, so each events row is held (ev_pend, its texts
+ *     copied) until the next event or derive_finish().
  *   - Memory follows the live Gs, the Ps and the Ms, never the events.
  * Concurrency: single-threaded.
  * Rejected: keeping every G in memory until the end (memory would follow
@@ -30,7 +32,6 @@
 
 #include <sqlite3.h>
 
-#include "dag.h"
 #include "db.h"
 #include "derive_int.h"
 #include "schedcheck.h"
@@ -47,7 +48,8 @@ struct derive *derive_create(sqlite3 *db, const char *trace, struct wsr_err *err
 	dv->trace = strdup(trace);
 	dv->val.trace = dv->trace;
 	dv->sc = schedcheck_create();
-	if (dv->trace == NULL || dv->sc == NULL || gtable_init(&dv->gt) < 0) {
+	dv->dag = dag_create(false);
+	if (dv->trace == NULL || dv->sc == NULL || dv->dag == NULL || gtable_init(&dv->gt) < 0) {
 		err_push(err, "out of memory");
 		goto fail;
 	}
@@ -68,7 +70,14 @@ void derive_destroy(struct derive *dv)
 	validate_free(&dv->val);
 	for (int i = 0; i < dv->n_other; i++)
 		free(dv->other_names[i]);
+	/* Every entry's DAG state: a G of id 0 (bad input) looks like a free
+	 * slot but has one too; a freed slot has none (dag_g_exit). */
+	for (size_t i = 0; dv->gt.gtab != NULL && i < dv->gt.gn; i++)
+		dag_g_free(&dv->gt.gtab[i]);
+	dag_destroy(dv->dag);
 	gtable_free(&dv->gt);
+	free(dv->ev_name);
+	free(dv->ev_extra);
 	pm_destroy(dv);
 	free(dv->trace);
 	schedcheck_destroy(dv->sc);
@@ -78,6 +87,11 @@ void derive_destroy(struct derive *dv)
 void derive_set_vpid(struct derive *dv, int64_t vpid)
 {
 	dv->val.want_vpid = vpid;
+}
+
+void derive_set_dag_rows(struct derive *dv, bool all)
+{
+	dag_set_all(dv->dag, all);
 }
 
 uint64_t derive_event_count(const struct derive *dv)
@@ -122,6 +136,44 @@ static int64_t opt(const struct wsr_rec *r, uint32_t flag, int64_t v)
 	return (r->flags & flag) ? v : ROW_NULL;
 }
 
+/* A copy of s (NULL stays NULL) in *buf, grown as needed. */
+static int keep_text(char **buf, size_t *cap, const char *s, const char **out,
+		     struct wsr_err *err)
+{
+	size_t n = s != NULL ? strlen(s) + 1 : 0;
+
+	*out = NULL;
+	if (s == NULL)
+		return 0;
+	if (n > *cap) {
+		size_t c = *cap > 0 ? *cap : 256;
+		while (c < n)
+			c *= 2;
+		char *b = realloc(*buf, c);
+		if (b == NULL) {
+			err_push(err, "out of memory");
+			return -1;
+		}
+		*buf = b;
+		*cap = c;
+	}
+	memcpy(*buf, s, n);
+	*out = *buf;
+	return 0;
+}
+
+/* The held event row goes out (with the counters, if counters_flush()
+ * set them on it). */
+static int emit_event(struct derive *dv, struct wsr_err *err)
+{
+	if (!dv->ev_pending)
+		return 0;
+	dv->ev_pending = false;
+	return rows_add(dv->rows, ROWS_EVENTS, &dv->ev_pend, err);
+}
+
+/* The event's row is held until the next event: if the time moves on then,
+ * the counters after it are columns of this row (counters.c). */
 static int insert_event(struct derive *dv, const struct wsr_rec *r, const char *extra,
 			struct wsr_err *err)
 {
@@ -143,6 +195,8 @@ static int insert_event(struct derive *dv, const struct wsr_rec *r, const char *
 		if (count_other(dv, name, err) < 0)
 			return -1;
 	}
+	if (emit_event(dv, err) < 0)
+		return -1;
 	struct row_event row = {
 		.id = (int64_t)dv->events,
 		.ts = r->ts,
@@ -157,8 +211,22 @@ static int insert_event(struct derive *dv, const struct wsr_rec *r, const char *
 		.a2 = opt(r, REC_F_A2, r->a2),
 		.a3 = opt(r, REC_F_A3, r->a3),
 		.extra = x,
+		.idle_ps = ROW_NULL,
+		.spinning_ms = ROW_NULL,
+		.idle_ms = ROW_NULL,
+		.threads = ROW_NULL,
+		.running_gs = ROW_NULL,
+		.runnable_gs = ROW_NULL,
+		.global_len = ROW_NULL,
 	};
-	return rows_add(dv->rows, ROWS_EVENTS, &row, err);
+	/* a catalog name is static; another one, and the extra, are the decoder's */
+	if ((r->ev >= EV_COUNT &&
+	     keep_text(&dv->ev_name, &dv->ev_name_cap, name, &row.name, err) < 0) ||
+	    keep_text(&dv->ev_extra, &dv->ev_extra_cap, x, &row.extra, err) < 0)
+		return -1;
+	dv->ev_pend = row;
+	dv->ev_pending = true;
+	return 0;
 }
 
 static void meta_env(struct derive *dv, const char *key, const char *val)
@@ -262,8 +330,11 @@ static int derive_event(struct derive *dv, const struct wsr_rec *r, const char *
 	validate_accept(&dv->val, r);
 	if (first)
 		dv->first_ts = r->ts;
-	else if (r->ts != prev && counters_flush(dv, prev, err) < 0)
-		return -1;
+	else if (r->ts != prev) {
+		if (counters_flush(dv, prev, err) < 0)
+			return -1;
+		dag_time(dv);
+	}
 	if (insert_event(dv, r, extra, err) < 0)
 		return -1;
 	dv->events++;
@@ -279,7 +350,7 @@ static int derive_event(struct derive *dv, const struct wsr_rec *r, const char *
 		return 0;
 	struct sq_before before;
 	sq_take(dv, r, &before);
-	if (apply(dv, r, extra, err) < 0)
+	if (dag_before(dv, r, err) < 0 || apply(dv, r, extra, err) < 0 || dag_after(dv, r, err) < 0)
 		return -1;
 	return sq_event(dv, r, extra, &before, err);
 }
@@ -419,12 +490,13 @@ int derive_finish(struct derive *dv, struct wsr_err *err)
 		return 0;
 	dv->finished = true;
 	/* Close what is open at the last event: cut = 1. */
-	if (counters_finish(dv, end, err) < 0 || g_finish(dv, end, err) < 0 ||
+	if (counters_finish(dv, end, err) < 0 || emit_event(dv, err) < 0 ||
+	    g_finish(dv, end, err) < 0 ||
 	    pm_finish(dv, end, err) < 0 || sq_finish(dv, err) < 0 || event_counts(dv, err) < 0 ||
 	    write_meta(dv, err) < 0)
 		return -1;
 	if (rows_flush(dv->rows, err) < 0 || latency_meta(&dv->lat, dv->db, err) < 0)
 		return -1;
-	/* The work/span DAG reads the g and g_state rows flushed above. */
-	return dag_build(dv->db, dv->rows, err);
+	/* The work/span DAG: g_finish closed its last strands. */
+	return dag_finish(dv, err);
 }

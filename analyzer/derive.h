@@ -19,6 +19,7 @@
 #ifndef WSR_ANALYZER_DERIVE_H
 #define WSR_ANALYZER_DERIVE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <sqlite3.h>
@@ -33,6 +34,9 @@ struct derive *derive_create(sqlite3 *db, const char *trace, struct wsr_err *err
 /* Keep only the events of process vpid (others are skipped and counted in
  * meta.other_process_events); without it, a second process is bad input. */
 void derive_set_vpid(struct derive *dv, int64_t vpid);
+/* all: write every strand and edge of the DAG to dag_strand and dag_edge
+ * (default: the critical path's strands only; docs/workspan.md). */
+void derive_set_dag_rows(struct derive *dv, bool all);
 int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra, struct wsr_err *err);
 int derive_finish(struct derive *dv, struct wsr_err *err);
 void derive_destroy(struct derive *dv);

@@ -11,7 +11,7 @@
  *                 step-function rows (counters, p_counters);
  *   - latency.c:  the sched_latency distribution (meta.latency_*);
  *   - schedfeed.c: what schedcheck.c needs of every event and snapshot;
- *   - dag.c builds the work/span DAG from the finished tables.
+ *   - dag.c:      the work/span DAG, its strands and edges as they end.
  * Rows go through rows.c, the one place that knows the SQL.
  *
  * Invariants:
@@ -40,6 +40,7 @@
 #include "validate.h"
 
 struct schedcheck;
+struct dag;
 
 enum pstate {
 	PS_IDLE,
@@ -102,6 +103,7 @@ struct derive {
 	struct validator val;
 	struct gtable gt;
 	struct latency lat;
+	struct dag *dag; /* dag.c */
 
 	/* P/M state (pmstate.c) */
 	struct ps *ps;
@@ -113,6 +115,14 @@ struct derive {
 	struct ms *ms;
 	int nm; /* Ms allocated (ids 0..nm-1) */
 	int64_t threads;
+
+	/* The last event's row, held until the next event's time is known: the
+	 * last event at a timestamp carries the counters (counters.c). Its
+	 * texts are copies (ev_name, ev_extra). */
+	struct row_event ev_pend;
+	bool ev_pending;
+	char *ev_name, *ev_extra;
+	size_t ev_name_cap, ev_extra_cap;
 
 	/* counters (counters.c) */
 	struct counters cur, written;
@@ -185,6 +195,24 @@ int ev_queue(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err);
 void ring_g_run(struct derive *dv, const struct wsr_rec *r, const struct gs *e);
 int counters_flush(struct derive *dv, int64_t ts, struct wsr_err *err);
 int counters_finish(struct derive *dv, int64_t end, struct wsr_err *err);
+
+/* dag.c: the DAG tracker (hooks of the G and counters trackers) */
+struct dag *dag_create(bool all);
+void dag_set_all(struct dag *d, bool all);
+void dag_destroy(struct dag *d);
+void dag_counters(struct derive *dv, int64_t ts, int64_t running_gs);
+void dag_time(struct derive *dv);
+/* carry: the state of a G whose id was reused without an exit, or NULL */
+int dag_g_new(struct derive *dv, struct gs *e, struct dagg *carry, struct wsr_err *err);
+void dag_first_run(struct derive *dv);
+void dag_g_exit(struct derive *dv, struct gs *e);
+void dag_g_free(struct gs *e);
+void dag_state_free(struct dagg *a);
+int dag_interval(struct derive *dv, struct gs *e, int64_t ts, const char *source, int cut,
+		 struct wsr_err *err);
+int dag_before(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err);
+int dag_after(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err);
+int dag_finish(struct derive *dv, struct wsr_err *err);
 
 /* schedfeed.c: the schedtrace cross-check's view of each event */
 struct sq_before {

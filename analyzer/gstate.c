@@ -28,6 +28,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "derive_int.h"
 
@@ -61,6 +62,8 @@ int g_close(struct derive *dv, struct gs *e, int64_t ts, const char *source, int
 		latency_count(&dv->lat, ts - e->start);
 	if (e->state == GS_RUNNING && e->p >= 0 && e->p < dv->np)
 		dv->ps[e->p].run_ns += ts - e->start;
+	if (dag_interval(dv, e, ts, source, cut, err) < 0)
+		return -1;
 	return rows_add(dv->rows, ROWS_G_STATE, &row, err);
 }
 
@@ -106,22 +109,30 @@ static struct gs *g_new(struct derive *dv, int64_t g, int64_t ts, uint8_t state,
 			struct wsr_err *err)
 {
 	struct gs *e = gtable_find(&dv->gt, g);
+	struct dagg *carry = NULL;
 
 	if (e != NULL) {
-		/* The id is reused without an exit: close the old G as cut. */
+		/* The id is reused without an exit: close the old G as cut. Its
+		 * DAG goes on under the id (the DAG's Gs are ids). */
 		if (g_close(dv, e, ts, NULL, 1, err) < 0 || g_write_row(dv, e, TS_NONE, err) < 0)
 			return NULL;
 		g_count_state(dv, e->state, -1);
+		carry = e->dag;
+		e->dag = NULL;
 		gtable_delete(&dv->gt, e);
 	}
 	e = gtable_insert(&dv->gt, g, err);
-	if (e == NULL)
+	if (e == NULL) {
+		dag_state_free(carry);
 		return NULL;
+	}
 	e->created_ts = ts;
 	e->start = ts;
 	e->state = state;
 	e->reason = reason;
 	g_count_state(dv, state, +1);
+	if (dag_g_new(dv, e, carry, err) < 0)
+		return NULL;
 	return e;
 }
 
@@ -349,8 +360,10 @@ int ev_g_run(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 	e->runs++;
 	if (r->a1 == WSR_SOURCE_STEAL)
 		e->stolen++;
-	if (e->first_run_ts == TS_NONE)
+	if (e->first_run_ts == TS_NONE) {
 		e->first_run_ts = ts;
+		dag_first_run(dv);
+	}
 	return 0;
 }
 
@@ -379,6 +392,7 @@ int ev_g_stop(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 		if (g_close(dv, e, ts, NULL, 0, err) < 0 || g_write_row(dv, e, ts, err) < 0)
 			return -1;
 		g_count_state(dv, e->state, -1);
+		dag_g_exit(dv, e);
 		gtable_delete(&dv->gt, e);
 		return 0;
 	}

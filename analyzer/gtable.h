@@ -42,6 +42,8 @@ enum gq {
 	Q_GLOBAL
 };
 
+struct dagg; /* the DAG tracker's state of the G (dag.c) */
+
 struct gs {
 	int64_t g; /* 0: empty slot */
 	int64_t parent;
@@ -49,6 +51,7 @@ struct gs {
 	int64_t runs, stolen, ns[5];
 	int32_t create_p, p, m, qp;
 	const char *reason;
+	struct dagg *dag;
 	uint8_t state, q;
 	bool has_parent, pending_ready;
 };

@@ -143,6 +143,7 @@ int ingest_trace(const char *dir, const char *out, const struct ingest_opts *o,
 		goto out;
 	if (o->vpid > 0)
 		derive_set_vpid(ru.dv, o->vpid);
+	derive_set_dag_rows(ru.dv, o->dag_rows);
 
 	struct dchild_opts dco = {
 		.timeout_s = o->timeout_s, .verbose = o->verbose, .close_fd = pb.lock_fd};
@@ -175,7 +176,8 @@ out:
 enum {
 	OPT_TIMEOUT = CLI_LONG,
 	OPT_VPID,
-	OPT_VERBOSE
+	OPT_VERBOSE,
+	OPT_DAG
 };
 
 static const struct cli_opt ingest_opts[] = {
@@ -185,6 +187,9 @@ static const struct cli_opt ingest_opts[] = {
 	 "give up when the decoder makes no progress for DUR, whole\n"
 	 "seconds (default 30s)"},
 	{"vpid", OPT_VPID, "PID", "analyse only the events of process PID"},
+	{"dag", OPT_DAG, NULL,
+	 "write every strand and edge of the work/span DAG to dag_strand\n"
+	 "and dag_edge (default: the critical path's strands only)"},
 	{"quiet", 'q', NULL, "no progress line and no summary line"},
 	{"verbose", OPT_VERBOSE, NULL, "let babeltrace2 print its own messages on stderr"},
 	{NULL, 0, NULL, NULL},
@@ -193,7 +198,7 @@ static const struct cli_opt ingest_opts[] = {
 static const struct cli ingest_cli = {
 	.prog = "wsr ingest",
 	.synopsis = "wsr ingest TRACE_DIR [-o trace.db] [--force] [--timeout DUR] [--vpid PID] "
-		    "[--quiet] [--verbose]",
+		    "[--dag] [--quiet] [--verbose]",
 	.about = "Reads the CTF trace under TRACE_DIR (babeltrace2) and writes one SQLite\n"
 		 "database (default TRACE_DIR/trace.db); see wsr-ingest(1) and docs/schema.md.",
 	.opts = ingest_opts,
@@ -223,6 +228,9 @@ static int ingest_opt(void *ctx, int key, const char *arg)
 		break;
 	case OPT_VERBOSE:
 		a->o.verbose = true;
+		break;
+	case OPT_DAG:
+		a->o.dag_rows = true;
 		break;
 	case 'o':
 		a->out = arg;

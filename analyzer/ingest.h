@@ -18,6 +18,7 @@ struct ingest_opts {
 	bool force;    /* replace an existing output */
 	bool progress; /* progress line on stderr */
 	bool verbose;  /* let babeltrace2 print on stderr */
+	bool dag_rows; /* every DAG strand and edge to dag_strand / dag_edge */
 	int timeout_s; /* decoder inactivity limit */
 	long vpid;     /* > 0: keep only this process's events */
 };

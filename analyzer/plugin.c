@@ -5,7 +5,8 @@
  *   babeltrace2 --plugin-path=DIR TRACE -c sink.wsr.sqlite -p 'path="trace.db"'
  *
  * Parameters: path (string, required), force (bool: replace an existing
- * database), vpid (integer: keep only that process's events).
+ * database), vpid (integer: keep only that process's events), dag (bool:
+ * every DAG strand and edge in dag_strand / dag_edge, as `wsr ingest --dag`).
  *
  * Design: the same decoder (decode.c) and deriver (derive.c) as `wsr
  * ingest`, called in-process on each batch of messages from the upstream
@@ -84,7 +85,7 @@ sink_init(bt_self_component_sink *self, bt_self_component_sink_configuration *co
 {
 	struct wsr_sink *s = calloc(1, sizeof(*s));
 	const bt_value *v;
-	bool force = false;
+	bool force = false, dag = false;
 	int64_t vpid = 0;
 	char path[PATH_MAX];
 
@@ -109,6 +110,9 @@ sink_init(bt_self_component_sink *self, bt_self_component_sink_configuration *co
 		vpid = bt_value_integer_signed_get(v);
 	else if (v != NULL && bt_value_is_unsigned_integer(v))
 		vpid = (int64_t)bt_value_integer_unsigned_get(v);
+	v = bt_value_map_borrow_entry_value_const(params, "dag");
+	if (v != NULL && bt_value_is_bool(v))
+		dag = bt_value_bool_get(v);
 	if (publish_begin(&s->pb, path, force, "-p force=true", &s->err) < 0)
 		goto fail;
 	s->dv = derive_create(s->pb.db, path, &s->err);
@@ -119,6 +123,7 @@ sink_init(bt_self_component_sink *self, bt_self_component_sink_configuration *co
 	}
 	if (vpid > 0)
 		derive_set_vpid(s->dv, vpid);
+	derive_set_dag_rows(s->dv, dag);
 	if (bt_self_component_sink_add_input_port(self, "in", NULL, NULL) !=
 	    BT_SELF_COMPONENT_ADD_PORT_STATUS_OK) {
 		err_push(&s->err, "cannot add the input port");

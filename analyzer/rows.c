@@ -84,6 +84,10 @@ static const struct col cols_event[] = {
 	COL(row_event, p, C_OPT),      COL(row_event, m, C_OPT),   COL(row_event, g, C_OPT),
 	COL(row_event, a1, C_OPT),     COL(row_event, a2, C_OPT),  COL(row_event, a3, C_OPT),
 	COL(row_event, extra, C_TEXT),
+	COL(row_event, idle_ps, C_OPT),     COL(row_event, spinning_ms, C_OPT),
+	COL(row_event, idle_ms, C_OPT),     COL(row_event, threads, C_OPT),
+	COL(row_event, running_gs, C_OPT),  COL(row_event, runnable_gs, C_OPT),
+	COL(row_event, global_len, C_OPT),
 };
 static const struct col cols_g_state[] = {
 	COL(row_g_state, g, C_I64),        COL(row_g_state, state, C_TEXT),
@@ -101,12 +105,6 @@ static const struct col cols_m_state[] = {
 	COL(row_m_state, m, C_I64),        COL(row_m_state, state, C_TEXT),
 	COL(row_m_state, start_ts, C_I64), COL(row_m_state, end_ts, C_I64),
 	COL(row_m_state, p, C_ID),         COL(row_m_state, cut, C_I64),
-};
-static const struct col cols_counters[] = {
-	COL(row_counters, ts, C_I64),          COL(row_counters, idle_ps, C_I64),
-	COL(row_counters, spinning_ms, C_I64), COL(row_counters, idle_ms, C_I64),
-	COL(row_counters, threads, C_I64),     COL(row_counters, running_gs, C_I64),
-	COL(row_counters, runnable_gs, C_I64), COL(row_counters, global_len, C_I64),
 };
 static const struct col cols_p_counters[] = {
 	COL(row_p_counters, p, C_I64),          COL(row_p_counters, ts, C_I64),
@@ -177,7 +175,6 @@ static const struct table tables[ROWS_TABLES] = {
 	[ROWS_G_STATE] = TABLE("g_state", "INSERT", NULL, cols_g_state),
 	[ROWS_P_STATE] = TABLE("p_state", "INSERT", NULL, cols_p_state),
 	[ROWS_M_STATE] = TABLE("m_state", "INSERT", NULL, cols_m_state),
-	[ROWS_COUNTERS] = TABLE("counters", "INSERT", NULL, cols_counters),
 	[ROWS_P_COUNTERS] = TABLE("p_counters", "INSERT", NULL, cols_p_counters),
 	[ROWS_STEALS] = TABLE("steals", "INSERT", NULL, cols_steal),
 	[ROWS_SPILLS] = TABLE("spills", "INSERT", NULL, cols_queue_op),
@@ -207,7 +204,7 @@ struct val {
 	uint8_t t;
 };
 
-#define MAX_COLS 16
+#define MAX_COLS 20
 
 /* Up to BATCH_ROWS rows of one table and the texts they bind. */
 struct batch {

@@ -35,7 +35,6 @@ enum rows_table {
 	ROWS_G_STATE,
 	ROWS_P_STATE,
 	ROWS_M_STATE,
-	ROWS_COUNTERS,
 	ROWS_P_COUNTERS,
 	ROWS_STEALS,
 	ROWS_SPILLS,
@@ -52,11 +51,14 @@ enum rows_table {
 };
 
 /* events: cpu, tid, vpid, p, m, g, a1..a3 opt; extra NULL-able. */
+/* events: every integer but id and ts opt. The counters (the counters
+ * view) are set on the last event of a timestamp at which one changed. */
 struct row_event {
 	int64_t id, ts;
 	const char *name;
 	int64_t cpu, tid, vpid, p, m, g, a1, a2, a3;
 	const char *extra;
+	int64_t idle_ps, spinning_ms, idle_ms, threads, running_gs, runnable_gs, global_len;
 };
 
 /* g_state: p, m id. */
@@ -79,10 +81,6 @@ struct row_m_state {
 	int64_t m;
 	const char *state;
 	int64_t start_ts, end_ts, p, cut;
-};
-
-struct row_counters {
-	int64_t ts, idle_ps, spinning_ms, idle_ms, threads, running_gs, runnable_gs, global_len;
 };
 
 struct row_p_counters {

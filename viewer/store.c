@@ -11,7 +11,7 @@
  * 2.5 million G slices and as many P and M intervals) holds ~150 MB.
  * Counters change at nearly every event, so they are not copied: a bucket
  * summary (min, max, last per counter) answers coarse windows and the
- * counters table (rowid = ts) answers fine ones.
+ * counters view (by ts: the events table's key) answers fine ones.
  * Rejected: a per-window SQL scan with merging in C (linear in the window's
  * rows: fine zoomed in, seconds zoomed out); point sampling of counters
  * (drops spikes narrower than a pixel, which is exactly what one looks for).

@@ -40,5 +40,6 @@ SELECT
   c.runnable_gs AS runnable_gs,
   c.running_gs AS running_gs
 FROM schedtrace_ticks ticks, trace_info ti
-LEFT JOIN counters c ON c.ts = (SELECT max(c2.ts) FROM counters c2 WHERE c2.ts <= ticks.ts)
+LEFT JOIN counters c ON c.ts = (SELECT c2.ts FROM counters c2 WHERE c2.ts <= ticks.ts
+                               ORDER BY c2.ts DESC LIMIT 1)
 ORDER BY ticks.ts

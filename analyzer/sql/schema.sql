@@ -18,7 +18,7 @@
 -- Concurrency: written once by `wsr ingest` (to X.db.tmp, then renamed);
 --   read-only afterwards (the viewer opens it with SQLITE_OPEN_READONLY).
 
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 
 -- Trace-wide facts: trace_path, hostname, procname, vpid, gomaxprocs,
 -- runq_size, runtime_version, start_ts, end_ts, duration_ns, events,
@@ -56,6 +56,19 @@ CREATE TABLE events (
   a2    INTEGER,
   a3    INTEGER,
   extra TEXT,
+  -- The scheduler's counters after every event at ts, on the last event at
+  -- a ts at which one of them changed (NULL on the others): the counters
+  -- view (views.sql) is these rows. idle_ps = npidle, spinning_ms =
+  -- nmspinning, idle_ms = nmidle (parked Ms), threads = Ms started so far,
+  -- running_gs / runnable_gs = Gs in those g_state states, global_len =
+  -- global run queue length.
+  idle_ps     INTEGER,
+  spinning_ms INTEGER,
+  idle_ms     INTEGER,
+  threads     INTEGER,
+  running_gs  INTEGER,
+  runnable_gs INTEGER,
+  global_len  INTEGER,
   PRIMARY KEY (ts, id)
 ) WITHOUT ROWID;
 
@@ -227,21 +240,9 @@ CREATE TABLE global_gets (
   global_len INTEGER NOT NULL
 );
 
--- The scheduler's counters as a step function: one row per timestamp at
--- which any of them changed, holding the values after every event at ts.
--- idle_ps = npidle, spinning_ms = nmspinning, idle_ms = nmidle (parked Ms),
--- threads = Ms started so far, running_gs / runnable_gs = Gs in those
--- g_state states, global_len = global run queue length.
-CREATE TABLE counters (
-  ts          INTEGER PRIMARY KEY,
-  idle_ps     INTEGER NOT NULL,
-  spinning_ms INTEGER NOT NULL,
-  idle_ms     INTEGER NOT NULL,
-  threads     INTEGER NOT NULL,
-  running_gs  INTEGER NOT NULL,
-  runnable_gs INTEGER NOT NULL,
-  global_len  INTEGER NOT NULL
-);
+-- The scheduler's counters (a step function, one row per timestamp at
+-- which any of them changed) are columns of events since schema 4: the
+-- view counters of views.sql.
 
 -- Per-P counters as a step function: one row per (p, ts) at which one of
 -- them changed. runq = ring length (runnext excluded, as Go's schedtrace
@@ -294,10 +295,13 @@ CREATE TABLE discarded (
   count    INTEGER
 );
 
--- The computation DAG (analyzer/dag.c, docs/workspan.md), built at the end
--- of ingestion. A strand is a piece of a G's running interval: a g_state
--- running row cut at every g_create and g_ready the G emitted during it.
--- id is the topological order (strands by start, then end time); g, seg:
+-- The computation DAG (analyzer/dag.c, docs/workspan.md), computed during
+-- ingestion as its strands end. Only the critical path's strands are
+-- written, unless `wsr ingest --dag` asked for every strand and edge
+-- (meta.dag_tables = 'critical' / 'all'). A strand is a piece of a G's
+-- running interval: a g_state running row cut at every g_create and
+-- g_ready the G emitted during it. id is the order in which the strands
+-- end (a topological order); g, seg:
 -- the G and the index of its running interval (0 = its first run); ends:
 -- what ended the strand ('spawn', 'wake', or the g_stop reason; 'cut' at
 -- the end of the trace); span_ns / burdened_ns: the longest path ending
@@ -317,7 +321,8 @@ CREATE TABLE dag_strand (
   critical    INTEGER NOT NULL
 );
 
--- Dependencies between strands (src < dst: ids of dag_strand). kind:
+-- Dependencies between strands (src < dst: ids of dag_strand; written
+-- only with `wsr ingest --dag`). kind:
 -- 'continue' (the next strand of the same G), 'spawn' (g_create: the
 -- parent's strand -> the child's first), 'wake' (g_ready by_g: the waker's
 -- strand -> the woken G's next strand). ts: the source event (g_create,

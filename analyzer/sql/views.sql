@@ -19,6 +19,14 @@ SELECT
   (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'gomaxprocs') AS gomaxprocs,
   (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'schedtrace_interval_ns') AS interval_ns;
 
+-- The scheduler's counters as a step function: one row per timestamp at
+-- which any of them changed, holding the values after every event at ts
+-- (columns of the last event at ts: schema.sql, events). A table until
+-- schema 4, with the same columns and rows.
+CREATE VIEW counters AS
+SELECT ts, idle_ps, spinning_ms, idle_ms, threads, running_gs, runnable_gs, global_len
+FROM events WHERE running_gs IS NOT NULL;
+
 -- Events by name, payload fields by name (event_fields).
 -- BEGIN generated:ev_views by tracepoints/gen_catalog.py from tracepoints/catalog.toml (ninja -C build catalog-update); do not edit
 CREATE VIEW ev_init AS

@@ -63,7 +63,7 @@ import xml.dom.minidom
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'browser'))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
-from procs import alive, children  # noqa: E402
+from procs import alive, children, cmdline  # noqa: E402
 from tap import done, ok, run  # noqa: E402
 import lttrec  # noqa: E402
 
@@ -351,7 +351,7 @@ def case_sim(wsr, sim, tmp):
         return
     ok(not tmp_files(dbpath), 'no .tmp left after a successful ingest')
     db = sqlite3.connect(dbpath)
-    ok(db.execute('PRAGMA user_version').fetchone()[0] == 3, 'PRAGMA user_version is 3')
+    ok(db.execute('PRAGMA user_version').fetchone()[0] == 4, 'PRAGMA user_version is 4')
     disc = db.execute("SELECT value FROM meta WHERE key = 'discarded_events'").fetchone()[0]
     ok(disc == 0, 'the recording lost no event', disc)
     check_counts(db, stats, bt2_event_count(trace))
@@ -965,7 +965,7 @@ def case_cli(wsr, sim, endings, srcroot, tmp):
                               endings, 'sleep', '60'], start_new_session=True,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         prog = wait_for(lambda: [c for c in children(p.pid)
-                                 if 'endings' in open('/proc/%d/cmdline' % c).read()
+                                 if 'endings' in cmdline(c)
                                  and alive(c)] if alive(p.pid) else None)
         sess = wait_for(lambda: wsr_sessions(p.pid))
         return p, prog[0] if prog else None, sess
@@ -1081,6 +1081,22 @@ def case_plugin(wsr, sim, plugin_dir, tmp):
              '-p', 'path="%s"' % b], env=bt2_plugin_env())
     ok(r.returncode != 0 and os.path.getsize(b) > 0,
        'sink.wsr.sqlite does not overwrite an existing database', r.stderr[-300:])
+    # dag=true is `wsr ingest --dag`: every strand and edge, the same rows.
+    a2, b2 = os.path.join(tmp, 'ingest-dag.db'), os.path.join(tmp, 'plugin-dag.db')
+    r = run([wsr, 'ingest', trace, '--dag', '-q', '-o', a2])
+    r2 = run(['babeltrace2', '--plugin-path=' + plugin_dir, trace, '-c', 'sink.wsr.sqlite',
+              '-p', 'path="%s",dag=true' % b2], env=bt2_plugin_env())
+    if not ok(r.returncode == 0 and r2.returncode == 0, 'wsr ingest --dag, sink dag=true',
+              r.stderr + r2.stdout + r2.stderr):
+        return
+    x, y = sqlite3.connect(a2), sqlite3.connect(b2)
+    n = x.execute('SELECT count(*) FROM dag_edge').fetchone()[0]
+    same = all(sorted(x.execute('SELECT * FROM %s' % t).fetchall(), key=repr) ==
+               sorted(y.execute('SELECT * FROM %s' % t).fetchall(), key=repr)
+               for t in ('dag_strand', 'dag_edge'))
+    ok(n > 0 and same and x.execute("SELECT value FROM meta WHERE key = 'dag_tables'"
+                                    ).fetchone()[0] == 'all',
+       'sink dag=true and wsr ingest --dag agree on dag_strand, dag_edge (%d edges)' % n)
 
 
 def check_viewer_agrees(wsr, dbpath, interval_ns, what):

@@ -1,5 +1,5 @@
 # tests/lib/procs.py - what the python tests ask of /proc: a process's
-# children and descendants, its command name, whether it still runs.
+# children and descendants, its command name and line, whether it still runs.
 #
 # Invariants: every answer is a snapshot (processes come and go); a pid
 #   that does not exist (any more) has no children, no name and is not alive.
@@ -34,6 +34,15 @@ def descendants(pid):
             out += kids
             todo += kids
     return out
+
+
+def cmdline(pid):
+    """The process's command line, '' once it is gone (it may exit while we look)."""
+    try:
+        with open('/proc/%d/cmdline' % pid) as f:
+            return f.read()
+    except OSError:
+        return ''
 
 
 def comm(pid):

@@ -96,13 +96,28 @@ def check_shape(wsr, prog, procs, shape, args, spawns, fully, strict, tmp):
                                   'WHERE critical = 1').fetchone()
     ok(abs(crit_sum - span) < 1 and crit_n == crit,
        '%s: the critical strands add up to span_ms' % shape, (crit_sum, span))
-    back = db.execute('SELECT count(*) FROM dag_edge WHERE src >= dst').fetchone()[0]
-    late = db.execute('SELECT count(*) FROM dag_edge e JOIN dag_strand a ON a.id = e.src '
-                      'JOIN dag_strand b ON b.id = e.dst WHERE a.end_ts > b.start_ts '
-                      'OR e.delay_ns != b.start_ts - e.ts OR e.delay_ns < 0 '
-                      'OR e.burden_ns < 0 OR e.burden_ns > e.delay_ns').fetchone()[0]
+    # wsr run's database holds the critical path only; `wsr ingest --dag`
+    # writes every strand and edge, with the same figures.
+    fullpath = os.path.join(out, 'full.db')
+    r = run([wsr, 'ingest', out, '--dag', '-q', '-o', fullpath])
+    ok(r.returncode == 0, '%s: wsr ingest --dag' % shape, r.stderr[-1500:])
+    full = sqlite3.connect(fullpath)
+    mf = meta(full)
+    same = [k for k in m if k.startswith(('dag_', 'work_', 'span_', 'burdened_'))
+            and k != 'dag_tables' and mf.get(k) != m[k]]
+    nst, crit_all = full.execute('SELECT count(*), sum(critical) FROM dag_strand').fetchone()
+    ok(not same and mf['dag_tables'] == 'all' and m['dag_tables'] == 'critical' and
+       nst == strands and crit_all == crit and
+       full.execute('SELECT count(*) FROM dag_edge').fetchone()[0] == m['dag_edges'],
+       '%s: --dag: every strand and edge, the same figures' % shape, (same, nst, crit_all))
+    back = full.execute('SELECT count(*) FROM dag_edge WHERE src >= dst').fetchone()[0]
+    late = full.execute('SELECT count(*) FROM dag_edge e JOIN dag_strand a ON a.id = e.src '
+                        'JOIN dag_strand b ON b.id = e.dst WHERE a.end_ts > b.start_ts '
+                        'OR e.delay_ns != b.start_ts - e.ts OR e.delay_ns < 0 '
+                        'OR e.burden_ns < 0 OR e.burden_ns > e.delay_ns').fetchone()[0]
     ok(back == 0 and late == 0, '%s: every edge goes forward in id and time' % shape,
        (back, late))
+    full.close()
     p = float(procs)
     ok(abs(m['parallelism'] - work / span) < 1e-6 * m['parallelism'] and
        abs(m['lower_bound_ms'] - max(m['work_ms'] / p, m['span_ms'])) < 1e-9 and
