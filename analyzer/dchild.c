@@ -287,47 +287,94 @@ static int reap(pid_t pid, struct reader *rd, const char *dir, const struct dchi
 	return 0;
 }
 
-int dchild_decode(const struct pre *pr, const char *dir, const struct dchild_opts *o,
-		  const struct dchild_sink *sink, struct wsr_err *err)
+/* This process's thread count (/proc/self/status), 0 if unknown. */
+static int thread_count(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[128];
+	int n = 0;
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+int dchild_start(struct dchild *dc, const struct pre *pr, const struct dchild_opts *o,
+		 struct wsr_err *err)
 {
 	int fds[2] = {-1, -1};
+	int nt = thread_count();
+
+	dc->pid = -1;
+	dc->fd = -1;
+	if (nt > 1) {
+		err_push(err, "internal error: the decoder is forked beside %d other threads "
+			      "(dchild.h: start it before any thread)", nt - 1);
+		return -1;
+	}
+	if (pipe(fds) < 0) {
+		err_push(err, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	/* A 1 MiB pipe (the default is 64 KiB): the decoder writes 1 MiB at a
+	 * time, so each side sleeps and wakes up 16 times less often. Best
+	 * effort: the limit may be lower (/proc/sys/fs/pipe-max-size). */
+	(void)fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
+	dc->pid = spawn(pr, o, fds, err);
+	close(fds[1]);
+	if (dc->pid < 0) {
+		close(fds[0]);
+		return -1;
+	}
+	dc->fd = fds[0];
+	return 0;
+}
+
+void dchild_stop(struct dchild *dc)
+{
+	if (dc->pid > 0) {
+		kill(dc->pid, SIGKILL);
+		waitpid(dc->pid, NULL, 0);
+	}
+	if (dc->fd >= 0)
+		close(dc->fd);
+	dc->pid = -1;
+	dc->fd = -1;
+}
+
+int dchild_run(struct dchild *dc, const char *dir, const struct dchild_opts *o,
+	       const struct dchild_sink *sink, struct wsr_err *err)
+{
 	struct reader *rd = calloc(1, sizeof(*rd));
-	pid_t pid = -1;
 	int ret = -1;
 
 	if (rd == NULL || (rd->buf = malloc(READ_BUF)) == NULL) {
 		err_push(err, "out of memory");
 		goto out;
 	}
-	if (pipe(fds) < 0) {
-		err_push(err, "pipe: %s", strerror(errno));
-		goto out;
-	}
-	/* A 1 MiB pipe (the default is 64 KiB): the decoder writes 1 MiB at a
-	 * time, so each side sleeps and wakes up 16 times less often. Best
-	 * effort: the limit may be lower (/proc/sys/fs/pipe-max-size). */
-	(void)fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
-	pid = spawn(pr, o, fds, err);
-	if (pid < 0)
-		goto out;
-	close(fds[1]);
-	fds[1] = -1;
-	rd->fd = fds[0];
+	rd->fd = dc->fd;
 	if (read_loop(rd, o, sink, err) < 0)
 		goto out;
-	ret = reap(pid, rd, dir, o, sink, err);
-	pid = -1;
+	ret = reap(dc->pid, rd, dir, o, sink, err);
+	dc->pid = -1; /* reaped */
 out:
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
-	if (fds[0] >= 0)
-		close(fds[0]);
-	if (fds[1] >= 0)
-		close(fds[1]);
+	dchild_stop(dc);
 	if (rd != NULL)
 		free(rd->buf);
 	free(rd);
 	return ret;
+}
+
+int dchild_decode(const struct pre *pr, const char *dir, const struct dchild_opts *o,
+		  const struct dchild_sink *sink, struct wsr_err *err)
+{
+	struct dchild dc;
+
+	if (dchild_start(&dc, pr, o, err) < 0)
+		return -1;
+	return dchild_run(&dc, dir, o, sink, err);
 }

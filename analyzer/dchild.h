@@ -41,7 +41,25 @@ struct dchild_opts {
 	int close_fd;  /* a descriptor the child must not keep (-1: none) */
 };
 
-/* Decodes pr's trace directories (dir: the name for messages). */
+/* The child: started by dchild_start(), read to its end by dchild_run(),
+ * or stopped by dchild_stop() (killed and reaped; safe to call twice). */
+struct dchild {
+	int pid, fd;
+};
+
+/* Forks the decoder of pr's trace directories. Call it before this process
+ * starts any thread (ingest starts the row writer after it): after fork()
+ * the child may use only what no other thread held, and a thread inside
+ * malloc at that moment (ASan's allocator, for one) left the child hung
+ * (fuzz-check-expr's seed ingest, 2 runs in 40). */
+int dchild_start(struct dchild *dc, const struct pre *pr, const struct dchild_opts *o,
+		 struct wsr_err *err);
+/* Reads the started child's records into sink until its end (dir: the
+ * name for messages), then reaps it; the child is gone when it returns. */
+int dchild_run(struct dchild *dc, const char *dir, const struct dchild_opts *o,
+	       const struct dchild_sink *sink, struct wsr_err *err);
+void dchild_stop(struct dchild *dc);
+/* dchild_start() then dchild_run(), for a caller that has no thread. */
 int dchild_decode(const struct pre *pr, const char *dir, const struct dchild_opts *o,
 		  const struct dchild_sink *sink, struct wsr_err *err);
 /* Async-signal-safe: the running dchild_decode() stops with "interrupted". */

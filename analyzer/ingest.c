@@ -129,6 +129,7 @@ int ingest_trace(const char *dir, const char *out, const struct ingest_opts *o,
 	struct publish pb;
 	struct run_info ri;
 	struct run ru = {.o = o, .pr = &pr, .t0 = now_s()};
+	struct dchild dc = {-1, -1};
 	bool init_missing = false;
 	int ret = -1;
 
@@ -138,6 +139,12 @@ int ingest_trace(const char *dir, const char *out, const struct ingest_opts *o,
 		goto out;
 	if (run_info_load(pb.db, dir, &ri, err) < 0 || precheck_run_info(&pr, &ri, dir, err) < 0)
 		goto out;
+	/* The child first: derive_create() starts the row writer thread, and a
+	 * fork must not happen beside a thread (dchild.h). */
+	struct dchild_opts dco = {
+		.timeout_s = o->timeout_s, .verbose = o->verbose, .close_fd = pb.lock_fd};
+	if (dchild_start(&dc, &pr, &dco, err) < 0)
+		goto out;
 	ru.dv = derive_create(pb.db, dir, err);
 	if (ru.dv == NULL)
 		goto out;
@@ -145,13 +152,11 @@ int ingest_trace(const char *dir, const char *out, const struct ingest_opts *o,
 		derive_set_vpid(ru.dv, o->vpid);
 	derive_set_dag_rows(ru.dv, o->dag_rows);
 
-	struct dchild_opts dco = {
-		.timeout_s = o->timeout_s, .verbose = o->verbose, .close_fd = pb.lock_fd};
 	struct dchild_sink sink = {.rec = take_rec,
 				   .events = events_so_far,
 				   .tick = o->progress ? tick : NULL,
 				   .ctx = &ru};
-	if (dchild_decode(&pr, dir, &dco, &sink, err) < 0)
+	if (dchild_run(&dc, dir, &dco, &sink, err) < 0)
 		goto out;
 	progress(&ru);
 	ru.events = derive_event_count(ru.dv);
@@ -167,6 +172,7 @@ int ingest_trace(const char *dir, const char *out, const struct ingest_opts *o,
 	}
 	ret = 0;
 out:
+	dchild_stop(&dc);
 	derive_destroy(ru.dv);
 	publish_end(&pb);
 	precheck_free(&pr);
