@@ -287,9 +287,17 @@ static int reap(pid_t pid, struct reader *rd, const char *dir, const struct dchi
 	return 0;
 }
 
-/* This process's thread count (/proc/self/status), 0 if unknown. */
+/* This process's thread count (/proc/self/status), 0 if unknown (and under
+ * TSan, whose runtime keeps a thread of its own and handles fork). */
 static int thread_count(void)
 {
+#if defined(__SANITIZE_THREAD__)
+	return 0;
+#elif defined(__has_feature)
+# if __has_feature(thread_sanitizer)
+	return 0;
+# endif
+#endif
 	FILE *f = fopen("/proc/self/status", "r");
 	char line[128];
 	int n = 0;
