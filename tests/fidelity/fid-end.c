@@ -24,8 +24,6 @@
 
 #include <wsr.h>
 
-#include "burst.h"
-
 #define BURST 600
 #define WAITERS 5
 
@@ -66,7 +64,6 @@ static int main_g(void *arg)
 	int64_t v;
 	int i;
 
-	fid_burst();
 	wg = wsr_waitgroup_make();
 	never = wsr_chan_make(sizeof(int64_t), 0);
 	wsr_waitgroup_add(wg, BURST);

@@ -26,8 +26,6 @@
 
 #include <wsr.h>
 
-#include "burst.h"
-
 #define BURST 700
 #define PINGS 300
 #define MUTEXG 8
@@ -185,7 +183,6 @@ static int main_g(void *arg)
 	int64_t v = 0;
 
 	(void)arg;
-	fid_burst();
 	wg = wsr_waitgroup_make();
 	mu = wsr_mutex_make();
 
