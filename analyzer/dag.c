@@ -465,6 +465,23 @@ static int segment_in(struct derive *dv, struct gs *e, struct dagg *a, struct ws
 			dv->rows);
 }
 
+/* n's dag_strand row. */
+static struct row_dag_strand strand_row(const struct snode *n, int64_t critical)
+{
+	return (struct row_dag_strand){
+		.id = n->id,
+		.g = n->g,
+		.seg = n->seg,
+		.start_ts = n->start,
+		.end_ts = n->end,
+		.ends = n->ends,
+		.span_ns = n->fin,
+		.burdened_ns = n->bfin,
+		.pred = n->pred != NULL ? n->pred->id : ROW_NULL,
+		.critical = critical,
+	};
+}
+
 /* G e's open strand ends at ts (ends: what ended it); a reference-free
  * node, or NULL on error. */
 static struct snode *strand_end(struct derive *dv, struct gs *e, int64_t ts, const char *ends,
@@ -511,18 +528,7 @@ static struct snode *strand_end(struct derive *dv, struct gs *e, int64_t ts, con
 		d->best = ref(n);
 	}
 	if (d->all) {
-		struct row_dag_strand row = {
-			.id = n->id,
-			.g = n->g,
-			.seg = n->seg,
-			.start_ts = n->start,
-			.end_ts = n->end,
-			.ends = n->ends,
-			.span_ns = n->fin,
-			.burdened_ns = n->bfin,
-			.pred = n->pred != NULL ? n->pred->id : ROW_NULL,
-			.critical = 0,
-		};
+		struct row_dag_strand row = strand_row(n, 0);
 		ref(n); /* a failing rows_add must not free it under the caller */
 		int rc = rows_add(dv->rows, ROWS_DAG_STRAND, &row, err);
 		n->refs--;
@@ -711,18 +717,7 @@ static int critical_rows(struct derive *dv, struct wsr_err *err)
 			sqlite3_reset(st);
 			continue;
 		}
-		struct row_dag_strand row = {
-			.id = n->id,
-			.g = n->g,
-			.seg = n->seg,
-			.start_ts = n->start,
-			.end_ts = n->end,
-			.ends = n->ends,
-			.span_ns = n->fin,
-			.burdened_ns = n->bfin,
-			.pred = n->pred != NULL ? n->pred->id : ROW_NULL,
-			.critical = 1,
-		};
+		struct row_dag_strand row = strand_row(n, 1);
 		if (rows_add(dv->rows, ROWS_DAG_STRAND, &row, err) < 0)
 			return -1;
 	}
