@@ -312,6 +312,7 @@ static int load_meta(sqlite3 *db, const char *path, struct metrics *m, struct ws
 	else if (m->exit_signal < 0 && m->exit_status >= 0)
 		m->exit_signal = 0;
 	m->init_missing = meta_i(db, "init_missing", 0, err) != 0;
+	m->unflushed = meta_i(db, "unflushed", 0, err) != 0;
 	if (err->n > n0) {
 		err_push(err, "reading meta of %s", path);
 		return -1;

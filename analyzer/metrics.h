@@ -55,6 +55,7 @@ struct metrics {
 	char command[4096];
 	int64_t exit_status, exit_signal;
 	bool init_missing;
+	bool unflushed; /* meta.unflushed: the trace may miss its last, uncounted events */
 	struct dag_figures ws; /* work, span and the bounds (dag.h) */
 	struct p_metrics p[METRICS_MAX_P];
 };

@@ -132,7 +132,7 @@ static int tmp_create(const char *tmp, const char *out, struct wsr_err *err)
 }
 
 /* meta rows from the run record: program, command, exit_status, exit_signal,
- * and procname when the trace's environment gave none (per-UID buffers). */
+ * unflushed (only when `lttng stop` gave up on the last data), and procname when the trace's environment gave none (per-UID buffers). */
 static int run_info_meta(sqlite3 *db, const struct run_info *ri, struct wsr_err *err)
 {
 	char name[256];
@@ -146,6 +146,8 @@ static int run_info_meta(sqlite3 *db, const struct run_info *ri, struct wsr_err 
 	if (ri->exit_status >= 0 && db_meta_int(db, "exit_status", ri->exit_status, err) < 0)
 		return -1;
 	if (ri->exit_signal >= 0 && db_meta_int(db, "exit_signal", ri->exit_signal, err) < 0)
+		return -1;
+	if (ri->flushed == 0 && db_meta_int(db, "unflushed", 1, err) < 0)
 		return -1;
 	db_get_meta_text(db, "procname", name, sizeof(name));
 	if (name[0] == '\0' &&

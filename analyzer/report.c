@@ -84,6 +84,13 @@ static void describe_exit(struct report *r)
 		snprintf(r->exit_text, sizeof(r->exit_text),
 			 "exited with status %" PRId64 " (failure)", r->m->exit_status);
 	}
+	if (r->m->unflushed) {
+		size_t n = strlen(r->exit_text);
+
+		snprintf(r->exit_text + n, sizeof(r->exit_text) - n,
+			 "; the recording was stopped before the tracer had written all its data, "
+			 "so the trace may miss events at its end that no loss count includes");
+	}
 }
 
 /* The figures read from meta that metrics.c does not carry. */

@@ -34,7 +34,7 @@ struct report {
 	struct diag diags[16];
 	int ndiags;
 	const char *mark; /* "*" when events were lost, else "" */
-	char exit_text[256]; /* how the program ended, one phrase (m->exit_status ...) */
+	char exit_text[512]; /* how the program ended, one phrase (m->exit_status ...) */
 };
 
 /* A duration as the text report prints it: "1.234 s", "5.000 ms", "12.0 us", "7 ns". */

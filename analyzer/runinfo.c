@@ -78,7 +78,7 @@ int run_info_load(sqlite3 *db, const char *dir, struct run_info *ri, struct wsr_
 
 	memset(ri, 0, sizeof(*ri));
 	ri->exit_status = ri->exit_signal = ri->packets = ri->stream_bytes = ri->streams = -1;
-	ri->lossless = -1;
+	ri->lossless = ri->flushed = -1;
 	snprintf(path, sizeof(path), "%s/wsr-run.json", dir);
 	f = fopen(path, "rb");
 	if (f == NULL) {
@@ -108,7 +108,8 @@ int run_info_load(sqlite3 *db, const char *dir, struct run_info *ri, struct wsr_
 		       "json_type(?1, '$.argv'), json_extract(?1, '$.exit_status'), "
 		       "json_extract(?1, '$.exit_signal'), json_extract(?1, '$.packets'), "
 		       "json_extract(?1, '$.stream_bytes'), json_extract(?1, '$.streams'), "
-		       "json_extract(?1, '$.wall_s'), json_extract(?1, '$.lossless')",
+		       "json_extract(?1, '$.wall_s'), json_extract(?1, '$.lossless'), "
+		       "json_extract(?1, '$.flushed')",
 		       text, len, path, err) < 0)
 		goto out;
 	if (sqlite3_step(st) != SQLITE_ROW) {
@@ -135,6 +136,8 @@ int run_info_load(sqlite3 *db, const char *dir, struct run_info *ri, struct wsr_
 		ri->wall_s = sqlite3_column_double(st, 8);
 	if (sqlite3_column_type(st, 9) == SQLITE_INTEGER)
 		ri->lossless = sqlite3_column_int(st, 9) != 0;
+	if (sqlite3_column_type(st, 10) == SQLITE_INTEGER)
+		ri->flushed = sqlite3_column_int(st, 10) != 0;
 	sqlite3_finalize(st);
 	st = NULL;
 	if (json_query(db, &st, "SELECT value FROM json_each(?1, '$.argv') ORDER BY key", text, len,

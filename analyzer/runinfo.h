@@ -30,6 +30,7 @@ struct run_info {
 	int64_t packets, stream_bytes, streams; /* what the packet indexes held; -1 absent */
 	double wall_s;
 	int lossless; /* 0/1, -1 absent */
+	int flushed;  /* 0: `lttng stop` gave up on the tracer's last data; 1; -1 absent */
 };
 
 /* Reads DIR/wsr-run.json into *RI. Returns 0 or -1. */

@@ -278,7 +278,7 @@ static void print_summary(const char *trace_dir, const struct trace_index *ix)
  */
 static int write_run_info(struct wsr_err *err, const char *dir, char **prog_argv, pid_t pid,
 			  int exit_code, int exit_signal, double wall_s,
-			  const struct record_opts *opts, const char *session,
+			  const struct record_opts *opts, const char *session, int unflushed,
 			  const struct trace_index *ix)
 {
 	char path[PATH_MAX + 32], tmp[PATH_MAX + 40];
@@ -306,6 +306,7 @@ static int write_run_info(struct wsr_err *err, const char *dir, char **prog_argv
 	fprintf(f, "  \"lossless\": %s,\n  \"subbuf_size\": %" PRIu64 ",\n  \"num_subbuf\": %" PRIu64
 		   ",\n",
 		opts->lossless ? "true" : "false", opts->subbuf_size, opts->num_subbuf);
+	fprintf(f, "  \"flushed\": %s,\n", unflushed ? "false" : "true");
 	fprintf(f, "  \"session\": ");
 	json_fputs(f, session);
 	fprintf(f,
@@ -470,6 +471,7 @@ struct run {
 	pid_t child_pid_saved; /* PROGRAM's pid, for wsr-run.json */
 	int go_fd, exec_fd;    /* spawn_paused's pipes, -1 once closed */
 	int session_made, child_ran, record_failed, no_ingest;
+	int unflushed; /* `lttng stop` gave up on the last data (record_session_stop) */
 	int status, exit_code;
 	struct timespec t_start, t_end;
 };
@@ -599,11 +601,13 @@ static int run_finish(struct run *r)
 	double wall_s;
 	int rc;
 
-	if (record_session_stop(&r->err, r->session) != 0) {
+	rc = record_session_stop(&r->err, r->session);
+	if (rc != 0 && rc != RECORD_UNFLUSHED) {
 		err_push(&r->err, "finishing LTTng session %s", r->session);
 		return -1;
 	}
-	rc = record_session_destroy(&r->err, r->session);
+	r->unflushed = rc == RECORD_UNFLUSHED;
+	rc = record_session_destroy(&r->err, r->session, !r->unflushed);
 	r->session_made = 0;
 	if (rc != 0)
 		return -1;
@@ -632,7 +636,7 @@ static int run_finish(struct run *r)
 	}
 	if (write_run_info(&r->err, r->dir, r->prog_argv, r->child_pid_saved, r->exit_code,
 			   WIFSIGNALED(r->status) ? WTERMSIG(r->status) : 0, wall_s, &r->opts,
-			   r->session, &ix) != 0)
+			   r->session, r->unflushed, &ix) != 0)
 		return -1;
 	if (ix.discarded_events > 0 || ix.lost_packets > 0)
 		fprintf(stderr,
@@ -673,7 +677,7 @@ static void run_fail(struct run *r)
 		struct wsr_err cleanup;
 
 		err_init(&cleanup);
-		if (record_session_destroy(&cleanup, r->session) != 0 &&
+		if (record_session_destroy(&cleanup, r->session, 1) != 0 &&
 		    strstr(cleanup.msg[0], "not found") == NULL)
 			err_print(&cleanup, PREFIX, stderr);
 	}

@@ -25,12 +25,14 @@
  *   - As root there is one session daemon per machine (/var/run/lttng),
  *     whatever LTTNG_HOME says; concurrent recordings are told apart by
  *     session name and by the vpid tracker, not by private daemons.
- * Concurrency: single-threaded; record_spawn() waits for each tool.
+ * Concurrency: single-threaded; record_spawn() waits for each tool (`lttng
+ *   stop` and `lttng destroy` for at most 20 s: record_session_stop/destroy).
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -53,11 +55,25 @@ static void sleep_ms(long ms)
 		;
 }
 
-int record_spawn(struct wsr_err *err, char *const argv[], char **out)
+/* Milliseconds since T0 (CLOCK_MONOTONIC). */
+static long elapsed_ms(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (long)(now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/*
+ * record_spawn(), bounded: with TIMEOUT_MS >= 0, a tool still running after
+ * that long is killed (SIGKILL) and reaped, and RECORD_TIMED_OUT is returned.
+ */
+static int spawn_bounded(struct wsr_err *err, char *const argv[], char **out, long timeout_ms)
 {
 	int pfd[2] = {-1, -1}, status, ret = -1;
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
+	struct timespec t0;
 	pid_t pid;
 
 	if (out != NULL)
@@ -66,6 +82,7 @@ int record_spawn(struct wsr_err *err, char *const argv[], char **out)
 		err_push(err, "pipe: %s", strerror(errno));
 		goto out;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pid = fork();
 	if (pid < 0) {
 		err_push(err, "fork: %s", strerror(errno));
@@ -102,6 +119,23 @@ int record_spawn(struct wsr_err *err, char *const argv[], char **out)
 			}
 			buf = nb;
 			cap += 65536;
+		}
+		if (timeout_ms >= 0) {
+			struct pollfd pl = {.fd = pfd[0], .events = POLLIN};
+			long left = timeout_ms - elapsed_ms(&t0);
+			int pr = left > 0 ? poll(&pl, 1, (int)left) : 0;
+
+			if (pr < 0 && errno == EINTR)
+				continue;
+			if (pr == 0) {
+				kill(pid, SIGKILL);
+				while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+					;
+				err_push(err, "`%s %s` did not finish in %ld s: killed it", argv[0],
+					 argv[1] != NULL ? argv[1] : "", timeout_ms / 1000);
+				ret = RECORD_TIMED_OUT;
+				goto out;
+			}
 		}
 		n = read(pfd[0], buf + len, cap - len - 1);
 		if (n < 0 && errno == EINTR)
@@ -141,6 +175,11 @@ out:
 	return ret;
 }
 
+int record_spawn(struct wsr_err *err, char *const argv[], char **out)
+{
+	return spawn_bounded(err, argv, out, -1);
+}
+
 /*
  * Pushes the most telling line of a failed lttng command's output: its
  * "Error: ..." line if there is one, else its last non-empty line.
@@ -167,19 +206,19 @@ static void push_tool_output(struct wsr_err *err, const char *output)
 }
 
 /*
- * Runs `lttng ARGS...` (NULL-terminated). On failure pushes the tool's own
- * message and then "lttng CMD failed". With OUT, keeps its output.
+ * Runs `lttng ARG0 AP...` (NULL-terminated), killed after TIMEOUT_MS when
+ * that is >= 0. On failure pushes the tool's own message and then "lttng
+ * CMD failed", and returns -1 (RECORD_TIMED_OUT when it was killed). With
+ * OUT, keeps its output.
  */
-static int lttng(struct wsr_err *err, char **out, const char *arg0, ...)
+static int lttng_v(struct wsr_err *err, char **out, long timeout_ms, const char *arg0, va_list ap)
 {
 	const char *argv[24];
 	char *output = NULL;
 	int argc = 0, status, ret = -1;
-	va_list ap;
 
 	argv[argc++] = "lttng";
 	argv[argc++] = arg0;
-	va_start(ap, arg0);
 	while (argc < 23) {
 		const char *a = va_arg(ap, const char *);
 
@@ -187,10 +226,11 @@ static int lttng(struct wsr_err *err, char **out, const char *arg0, ...)
 			break;
 		argv[argc++] = a;
 	}
-	va_end(ap);
 	argv[argc] = NULL;
 
-	status = record_spawn(err, (char *const *)argv, &output);
+	status = spawn_bounded(err, (char *const *)argv, &output, timeout_ms);
+	if (status == RECORD_TIMED_OUT)
+		return RECORD_TIMED_OUT;
 	if (status < 0) {
 		err_push(err, "lttng-tools is needed to record (Debian: apt install lttng-tools)");
 		goto out;
@@ -208,6 +248,30 @@ static int lttng(struct wsr_err *err, char **out, const char *arg0, ...)
 	ret = 0;
 out:
 	free(output);
+	return ret;
+}
+
+/* lttng_v(), unbounded. */
+static int lttng(struct wsr_err *err, char **out, const char *arg0, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, arg0);
+	ret = lttng_v(err, out, -1, arg0, ap);
+	va_end(ap);
+	return ret;
+}
+
+/* lttng_v(), killed after TIMEOUT_MS. */
+static int lttng_bounded(struct wsr_err *err, long timeout_ms, const char *arg0, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, arg0);
+	ret = lttng_v(err, NULL, timeout_ms, arg0, ap);
+	va_end(ap);
 	return ret;
 }
 
@@ -365,15 +429,87 @@ int record_session_start(struct wsr_err *err, const char *session)
 	return lttng(err, NULL, "start", session, NULL);
 }
 
+/*
+ * Without --no-wait, `lttng stop` returns once the consumer has written every
+ * buffer. When the program was killed while one of its threads was writing
+ * an event (abort() or a fault beside a running M), that event's sub-buffer
+ * is never committed, the consumer reports data pending forever, and `lttng
+ * stop` never returns (seen: a program that abort()s after a burst, lossy
+ * run, 1 in about 20 on a loaded machine). So the wait is bounded: after
+ * RECORD_STOP_TIMEOUT_MS the tool is killed and the session stopped with
+ * --no-wait; the trace then lacks what the consumer had not written, and
+ * RECORD_UNFLUSHED says so.
+ */
 int record_session_stop(struct wsr_err *err, const char *session)
 {
-	/* Without --no-wait, `lttng stop` returns once the data is on disk. */
-	return lttng(err, NULL, "stop", session, NULL);
+	struct wsr_err again;
+	int n0 = err->n;
+	int rc = lttng_bounded(err, RECORD_STOP_TIMEOUT_MS, "stop", session, NULL);
+
+	if (rc != RECORD_TIMED_OUT)
+		return rc;
+	err->n = n0;
+	err_init(&again);
+	/* The daemon stopped the session before the client began to wait: this
+	 * one says "already stopped" then, which is what we want. */
+	(void)lttng(&again, NULL, "stop", "--no-wait", session, NULL);
+	fprintf(stderr,
+		"wsr run: warning: the tracer still had data to write %d s after `lttng stop %s` "
+		"(a thread of the program was killed while writing an event?): stopped without "
+		"it, so the end of the trace may miss events that no loss count includes\n",
+		RECORD_STOP_TIMEOUT_MS / 1000, session);
+	return RECORD_UNFLUSHED;
 }
 
-int record_session_destroy(struct wsr_err *err, const char *session)
+/* 1 when `lttng list` (reached) no longer lists SESSION, 0 when it does, -1 unknown. */
+static int session_gone(const char *session)
 {
-	return lttng(err, NULL, "destroy", session, NULL);
+	struct wsr_err ignored;
+	char *output = NULL, name[160];
+	int gone;
+
+	err_init(&ignored);
+	if (lttng(&ignored, &output, "--mi", "xml", "list", NULL) != 0)
+		return -1;
+	snprintf(name, sizeof(name), "<name>%s</name>", session);
+	gone = strstr(output, name) == NULL;
+	free(output);
+	return gone;
+}
+
+/*
+ * `lttng destroy` returns when the session daemon reports the destruction
+ * complete. lttng-sessiond 2.13.9 now and then never reports it after the
+ * traced program was killed by a signal: seen in 1 run of 20 to 150 of a
+ * program that abort()s after a burst, on a loaded machine, with the session
+ * already gone from `lttng list`, the trace complete (it had been stopped)
+ * and `lttng destroy` waiting forever. So the wait is bounded: after
+ * RECORD_DESTROY_TIMEOUT_MS the tool is killed, `lttng destroy --no-wait`
+ * makes sure the session is gone, and the destroy succeeds (with a warning)
+ * if `lttng list` no longer lists it.
+ */
+int record_session_destroy(struct wsr_err *err, const char *session, int wait)
+{
+	struct wsr_err again;
+	int n0 = err->n;
+	int rc = wait ? lttng_bounded(err, RECORD_DESTROY_TIMEOUT_MS, "destroy", session, NULL)
+		      : lttng(err, NULL, "destroy", "--no-wait", session, NULL);
+
+	if (rc != RECORD_TIMED_OUT)
+		return rc;
+	err_init(&again);
+	(void)lttng(&again, NULL, "destroy", "--no-wait", session, NULL); /* "not found" if gone */
+	if (session_gone(session) != 1) {
+		err_push(err, "LTTng session %s is still there", session);
+		return -1;
+	}
+	fprintf(stderr,
+		"wsr run: warning: `lttng destroy %s` did not finish in %d s: the session daemon "
+		"never reported the destruction complete; the session is gone, and it was "
+		"stopped first, so the trace is complete\n",
+		session, RECORD_DESTROY_TIMEOUT_MS / 1000);
+	err->n = n0;
+	return 0;
 }
 
 /*
@@ -427,7 +563,7 @@ pid_t record_watchdog_start(struct wsr_err *err, const char *session, const char
 		if (r == 1)
 			_exit(0); /* released: wsr run cleaned up itself */
 		err_init(&werr);
-		if (record_session_destroy(&werr, session) == 0)
+		if (record_session_destroy(&werr, session, 1) == 0)
 			fprintf(stderr,
 				"wsr run: the recorder was killed; destroyed its LTTng session %s "
 				"(the trace in %s may be incomplete)\n",
@@ -491,7 +627,7 @@ int record_sweep_orphans(struct wsr_err *err)
 		struct wsr_err derr;
 
 		err_init(&derr);
-		if (record_session_destroy(&derr, name) == 0) {
+		if (record_session_destroy(&derr, name, 1) == 0) {
 			fprintf(stderr,
 				"wsr run: destroyed LTTng session %s, left by a wsr run (pid %lld) "
 				"that was killed\n",

@@ -39,6 +39,17 @@ struct record_opts {
  */
 int record_spawn(struct wsr_err *err, char *const argv[], char **out);
 
+/* What a bounded tool returns when it was killed for running too long. */
+#define RECORD_TIMED_OUT -2
+
+/* The longest waits for `lttng stop` and `lttng destroy` (record_session_stop
+ * and record_session_destroy). */
+#define RECORD_STOP_TIMEOUT_MS    20000
+#define RECORD_DESTROY_TIMEOUT_MS 20000
+
+/* What record_session_stop returns when it stopped without the last data. */
+#define RECORD_UNFLUSHED 1
+
 /* 1 when `lttng list` reaches a session daemon, else 0. */
 int record_sessiond_reachable(void);
 
@@ -65,10 +76,21 @@ int record_session_track(struct wsr_err *err, const char *session, pid_t pid);
 
 int record_session_start(struct wsr_err *err, const char *session);
 
-/* Stops SESSION; returns after the consumer has flushed every buffer. */
+/*
+ * Stops SESSION; returns 0 after the consumer has flushed every buffer, or
+ * RECORD_UNFLUSHED (with a warning on stderr) when it still had data pending
+ * after RECORD_STOP_TIMEOUT_MS and the session was stopped without it.
+ */
 int record_session_stop(struct wsr_err *err, const char *session);
 
-int record_session_destroy(struct wsr_err *err, const char *session);
+/*
+ * Destroys SESSION (stopping it first if it runs). With WAIT, waits for the
+ * destruction to complete, but a destruction the session daemon does not
+ * report complete in RECORD_DESTROY_TIMEOUT_MS counts as done (with a warning
+ * on stderr) once `lttng list` no longer lists SESSION; without, --no-wait
+ * (after a stop that gave up on the last data: the wait would hang again).
+ */
+int record_session_destroy(struct wsr_err *err, const char *session, int wait);
 
 /*
  * Starts the watchdog of SESSION (a child process): if this process dies

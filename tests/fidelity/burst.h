@@ -1,9 +1,9 @@
 /*
  * burst.h - the lossy runs' burst (tests/fidelity/fidelity.py, lossy()):
  * with WSR_FIDELITY_BURST=N in the environment, fid_burst() starts N Gs that
- * do nothing and waits for them, before the case itself runs (fid-io: the
- * other programs make bursts of their own) (fid_burst_n:
- * the same for a given N, which fid-lock runs in every run). Four events a
+ * do nothing and waits for them, before the case itself runs (fid-io and
+ * fid-end call it; fid_burst_n: the same for a given N, which fid-lock runs
+ * in every run). Four events a
  * G (g_create, runqput, g_run, g_stop) in a few milliseconds overflow the
  * lossy run's 2 x 4 KiB sub-buffers whatever the case does afterwards: a
  * case with few events (fid-io: 2,000 in 35 ms) lost nothing now and then,

@@ -11,7 +11,8 @@
  *             fault handler passes a fault outside a stack guard on: SIGSEGV).
  *   exit:     the same G calls exit(3) (the runtime's atexit path, where
  *             WSRDEBUG=stats=1 must still print its line).
- * Before that: the main G spawns BURST Gs that each yield and sleep 1 ms
+ * Before that: the lossy run's burst (burst.h, WSR_FIDELITY_BURST), then the
+ * main G spawns BURST Gs that each yield and sleep 1 ms
  * (spills, steals, timers, parks), then waits for them.
  * Invariants: never returns from wsr_main; exit 1 on a bad argument.
  * Concurrency: the Gs share only the waitgroup and the channel.
@@ -23,6 +24,8 @@
 #include <string.h>
 
 #include <wsr.h>
+
+#include "burst.h"
 
 #define BURST 600
 #define WAITERS 5
@@ -64,6 +67,7 @@ static int main_g(void *arg)
 	int64_t v;
 	int i;
 
+	fid_burst();
 	wg = wsr_waitgroup_make();
 	never = wsr_chan_make(sizeof(int64_t), 0);
 	wsr_waitgroup_add(wg, BURST);

@@ -10,6 +10,10 @@
 #   concurrent              two `wsr run` at once: each trace holds only its own process
 #   postprocess             without --no-ingest: `wsr ingest` (+ `wsr report`) run
 #   sessiond                with no daemon running, `wsr run` starts one and stops it
+#   tool-hangs              `lttng destroy`, then `lttng stop`, never returns (lttng-tools
+#                           2.13.9 does either now and then after a program killed by a
+#                           signal): the run ends anyway, says so (wsr-run.json "flushed",
+#                           the report's exit line), and leaves no session or process
 #   example NAME EXE KINDS [ARGS...]
 #                           a runtime example with --lossless: counts equal the
 #                           WSRDEBUG=stats=1 line, sequences hold, KINDS appear
@@ -278,6 +282,77 @@ def case_sessiond(wsr, emitter, tmp, args):
     return ok
 
 
+def hung_lttng(tmp, name, cmd):
+    """A directory holding an `lttng` whose CMD (without --no-wait) does what lttng's does and
+    then never returns, as lttng-tools 2.13.9 does now and then after a program killed by a
+    signal; every other command is lttng's own."""
+    real = shutil.which('lttng')
+    fake = os.path.join(tmp, name)
+    os.mkdir(fake)
+    with open(os.path.join(fake, 'lttng'), 'w') as f:
+        f.write('#!/bin/sh\n'
+                'if [ "$1" = %s ] && [ "$2" != --no-wait ]; then\n'
+                '  %s "$@" >/dev/null 2>&1; exec sleep 3600\n'
+                'fi\n'
+                'exec %s "$@"\n' % (cmd, real if cmd == 'stop' else ':', real))
+    os.chmod(os.path.join(fake, 'lttng'), 0o755)
+    return fake
+
+
+def case_tool_hangs(wsr, emitter, tmp, args):
+    ok = True
+    for cmd, warning in (('destroy', 'the session is gone'),
+                         ('stop', 'the end of the trace may miss events')):
+        fake = hung_lttng(tmp, 'bin-' + cmd, cmd)
+        out_dir = os.path.join(tmp, cmd)
+        env = dict(os.environ, WSRDEBUG='stats=1',
+                   PATH=fake + os.pathsep + os.environ.get('PATH', ''))
+        p = subprocess.Popen([wsr, 'run', '--no-ingest', '--lossless', '--out', out_dir, '--',
+                              emitter, '-n', '1000'], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+        try:
+            _, err = p.communicate(timeout=240)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            _, err = p.communicate()
+        print(err)
+        errf = os.path.join(tmp, cmd + '.stderr')
+        with open(errf, 'w') as f:
+            f.write(err)
+        ok &= expect(p.returncode == 0, '`lttng %s` hangs: wsr run ends with the program\'s '
+                     'status 0 (got %s)' % (cmd, p.returncode))
+        ok &= expect('did not finish' in err or 'still had data' in err,
+                     '`lttng %s` hangs: wsr run says so' % cmd)
+        ok &= expect(warning in err, '`lttng %s` hangs: and what it means: "%s"' % (cmd, warning))
+        ok &= check(out_dir, errf)
+        info = {}
+        if os.path.exists(os.path.join(out_dir, 'wsr-run.json')):
+            info = json.load(open(os.path.join(out_dir, 'wsr-run.json')))
+        ok &= expect(info.get('flushed') is (cmd != 'stop'),
+                     '`lttng %s` hangs: wsr-run.json "flushed": %s' % (cmd, info.get('flushed')))
+        ok &= expect(not any(l.startswith('wsr-%d-' % p.pid) for l in
+                             subprocess.run(['lttng', 'list'], stdout=subprocess.PIPE,
+                                            text=True).stdout.split()),
+                     '`lttng %s` hangs: no session of that run is left behind' % cmd)
+        ok &= expect(subprocess.run(['pgrep', '-s', str(p.pid)], stdout=subprocess.DEVNULL)
+                     .returncode != 0, '`lttng %s` hangs: no process of that run is left (the '
+                     'hung tool was killed)' % cmd)
+        has_ingest = subprocess.run([wsr, 'ingest', '--help'], stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL).returncode == 0
+        if cmd == 'stop' and has_ingest:
+            db = os.path.join(tmp, 'stop.db')
+            r = subprocess.run([wsr, 'ingest', out_dir, '-o', db, '--quiet'],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            ok &= expect(r.returncode == 0, 'the unflushed trace ingests: %s' % r.stderr[-300:])
+            r = subprocess.run([wsr, 'report', db], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+            line = [l for l in r.stdout.splitlines() if l.strip().startswith('exit:')]
+            print(line)
+            ok &= expect(r.returncode == 0 and line and 'may miss events at its end' in line[0],
+                         'the report\'s exit line says the end may miss events: %s' % line)
+    return ok
+
+
 def case_example(wsr, emitter, tmp, args):
     name, exe, kinds = args[0], args[1], args[2]
     rc, out, err, d, errf = wsr_run(wsr, tmp, name, ['--lossless'], [exe] + args[3:])
@@ -310,6 +385,7 @@ CASES = {
     'concurrent': case_concurrent,
     'postprocess': case_postprocess,
     'sessiond': case_sessiond,
+    'tool-hangs': case_tool_hangs,
     'example': case_example,
     'no-session': case_no_session,
 }
