@@ -2,7 +2,8 @@
 # tests/run-all.sh - builds and runs the whole test suite; called by `scripts/setup.sh test`.
 #
 # Builds: build (gcc, -Dwerror=true): every suite but soak (10 minutes, by hand);
-#         build-asan (clang, ASan+UBSan) and build-tsan (clang, TSan): unit and stress.
+#         build-asan (clang, ASan+UBSan) and build-tsan (clang, TSan): unit, stress and
+#         fidelity (the harness's base cases, tests/fidelity).
 # Ends with one plain line "N passed, N failed" summed over every meson-logs/testlog.json,
 # and exits non-zero when any test failed or any build broke.
 set -uo pipefail
@@ -41,12 +42,12 @@ fi
 
 if [ "${WSR_SKIP_SANITIZERS:-0}" != 1 ]; then
   if setup_build build-asan CC=clang -- -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dviewer=disabled; then
-    run_suites build-asan --suite unit --suite stress
+    run_suites build-asan --suite unit --suite stress --suite fidelity
   else
     echo "run-all: the ASan build failed"; status=1
   fi
   if setup_build build-tsan CC=clang -- -Dwerror=true -Db_sanitize=thread -Db_lundef=false -Dviewer=disabled; then
-    run_suites build-tsan --suite unit --suite stress
+    run_suites build-tsan --suite unit --suite stress --suite fidelity
   else
     echo "run-all: the TSan build failed"; status=1
   fi
