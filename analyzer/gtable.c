@@ -108,6 +108,7 @@ struct gs *gtable_insert(struct gtable *t, int64_t g, struct wsr_err *err)
 	e->g = g;
 	e->p = e->m = e->qp = e->create_p = -1;
 	e->first_run_ts = TS_NONE;
+	e->reason = GR_NONE;
 	t->gcount++;
 	t->gtotal++;
 	if (t->gcount > t->gpeak)

@@ -9,14 +9,14 @@
  * and the state of each P and M:
  *   - P and M states: p_state_p / m_state_m, the last row of the lane
  *     starting at or before t (one seek).
- *   - G runs: g_state_end, the running rows ending after t in end_ts order.
+ *   - G runs: g_interval_end, the running rows ending after t in end_ts order.
  *     Runs of one P do not overlap, so the first one met for a P either
  *     covers t (start <= t) or starts after it (no G runs on P at t, nor
  *     until that start). A P left unresolved after a few rows, whose state
  *     at t is running, is in a run longer than the others' activity: its
  *     start is found through p_counters (keyed by p, ts: runs goes up
  *     at each g_run on the P), the G through the g_run event at that instant
- *     (events is keyed by ts), the run's end through g_state_g; that reads
+ *     (events is keyed by ts), the run's end through g_interval_g; that reads
  *     the P's own rows since the run began, few on long runs. Searching
  *     g_state by end instead reads every other P's rows until the run ends
  *     (about 3 ms per long run here, 2 s for the 715 runs over 1 ms of the
