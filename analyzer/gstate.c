@@ -13,6 +13,10 @@
  *     intervals are kept (a G run the instant it is readied has latency 0).
  *   - Per G the intervals tile [created_ts, end]; running_gs and
  *     runnable_gs (counters) follow every state change (g_count_state).
+ *   - Intervals close in time order (each at the event that ends it, the
+ *     open ones at the end), so g_interval's rowid order is end order: the
+ *     viewer finds "the intervals ending after t" by a binary search on
+ *     rowid instead of an index. g_close checks it.
  *   - The losses: a lossless trace never has a P or an M running two Gs,
  *     but a lost g_stop would leave its G "running" until the end. So the
  *     state machines hold the physical bounds themselves: when an event
@@ -26,6 +30,7 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -66,6 +71,13 @@ int g_close(struct derive *dv, struct gs *e, int64_t ts, int source, int cut,
 		.cut = cut,
 	};
 
+	if (ts < dv->gt.last_end) {
+		err_push(err, "internal error: G %" PRId64 "'s interval ends at %" PRId64
+			 " ns, before the one written last (%" PRId64 " ns)", e->g, ts,
+			 dv->gt.last_end);
+		return -1;
+	}
+	dv->gt.last_end = ts;
 	e->ns[e->state] += ts - e->start;
 	if (e->state == GS_RUNNABLE && !cut)
 		latency_count(&dv->lat, ts - e->start);

@@ -22,6 +22,7 @@
 int gtable_init(struct gtable *t)
 {
 	memset(t, 0, sizeof(*t));
+	t->last_end = TS_NONE;
 	t->gcap = 1024;
 	t->gidx = calloc(t->gcap, sizeof(*t->gidx));
 	t->galloc = 512;

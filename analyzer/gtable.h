@@ -71,6 +71,9 @@ struct gtable {
 	uint32_t *gidx, *gfree;
 	size_t gn, galloc, nfree, gcap, gcount, gpeak;
 	uint64_t gtotal;
+	/* The end of the last interval closed (gstate.c g_close): g_interval is
+	 * written in end order, which its readers rely on (schema.sql). */
+	int64_t last_end;
 };
 
 int gtable_init(struct gtable *t);
