@@ -59,11 +59,11 @@ int db_prepare(sqlite3 *db, sqlite3_stmt **st, const char *sql, struct wsr_err *
 }
 
 /*
- * Creates the g_state view from sql/g_state.sql: each /\*NAMES:T*\/ there
+ * Creates the views of sql/g_state.sql (g_state, g): each /\*NAMES:T*\/ there
  * becomes the CASE branches of name table T (ids and names as stored in
  * the tables schema.sql has just filled), so every name is written once.
  */
-static int create_g_state_view(sqlite3 *db, struct wsr_err *err)
+static int create_g_views(sqlite3 *db, struct wsr_err *err)
 {
 	static const char *const tables[] = {"g_state_name", "g_reason", "enum_g_source"};
 	char *sql = sqlite3_mprintf("%s", wsr_sql_g_state);
@@ -130,7 +130,7 @@ int db_create(const char *path, sqlite3 **out, struct wsr_err *err)
 		    err) < 0)
 		goto out;
 	if (db_exec(db, "BEGIN", err) < 0 || db_exec(db, wsr_sql_schema, err) < 0 ||
-	    create_g_state_view(db, err) < 0 || db_exec(db, wsr_sql_views, err) < 0) {
+	    create_g_views(db, err) < 0 || db_exec(db, wsr_sql_views, err) < 0) {
 		err_push(err, "creating the schema in %s", path);
 		goto out;
 	}

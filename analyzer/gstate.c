@@ -110,8 +110,8 @@ int g_write_row(struct derive *dv, struct gs *e, int64_t end_ts, struct wsr_err 
 		.g = e->g,
 		.parent = e->has_parent ? e->parent : ROW_NULL,
 		.created_ts = e->created_ts,
-		.first_run_ts = e->first_run_ts != TS_NONE ? e->first_run_ts : ROW_NULL,
-		.end_ts = end_ts != TS_NONE ? end_ts : ROW_NULL,
+		.first_run = e->first_run_ts != TS_NONE ? e->first_run_ts - e->created_ts : ROW_NULL,
+		.ended = end_ts != TS_NONE ? end_ts - e->created_ts : ROW_NULL,
 		.create_p = e->create_p,
 		.runs = e->runs,
 		.stolen = e->stolen,
@@ -119,7 +119,6 @@ int g_write_row(struct derive *dv, struct gs *e, int64_t end_ts, struct wsr_err 
 		.runnable_ns = e->ns[GS_RUNNABLE],
 		.waiting_ns = e->ns[GS_WAITING],
 		.syscall_ns = e->ns[GS_SYSCALL],
-		.end_reason = end_ts != TS_NONE ? "exit" : NULL,
 	};
 
 	return rows_add(dv->rows, ROWS_G, &row, err);

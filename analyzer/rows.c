@@ -122,12 +122,11 @@ static const struct col cols_queue_op[] = {
 };
 static const struct col cols_g[] = {
 	COL(row_g, g, C_I64),           COL(row_g, parent, C_OPT),
-	COL(row_g, created_ts, C_I64),  COL(row_g, first_run_ts, C_OPT),
-	COL(row_g, end_ts, C_OPT),      COL(row_g, create_p, C_ID),
+	COL(row_g, created_ts, C_I64),  COL(row_g, first_run, C_OPT),
+	COL(row_g, ended, C_OPT),       COL(row_g, create_p, C_ID),
 	COL(row_g, runs, C_I64),        COL(row_g, stolen, C_I64),
 	COL(row_g, run_ns, C_I64),      COL(row_g, runnable_ns, C_I64),
 	COL(row_g, waiting_ns, C_I64),  COL(row_g, syscall_ns, C_I64),
-	COL(row_g, end_reason, C_TEXT),
 };
 static const struct col cols_discarded[] = {
 	COL(row_discarded, kind, C_TEXT),  COL(row_discarded, stream, C_TEXT),
@@ -180,7 +179,7 @@ static const struct table tables[ROWS_TABLES] = {
 	[ROWS_SPILLS] = TABLE("spills", "INSERT", NULL, cols_queue_op),
 	[ROWS_GLOBAL_GETS] = TABLE("global_gets", "INSERT", NULL, cols_queue_op),
 	/* a G id reused without an exit writes its row twice: the last wins */
-	[ROWS_G] = TABLE("g", "INSERT OR REPLACE", NULL, cols_g),
+	[ROWS_G] = TABLE("g_info", "INSERT OR REPLACE", NULL, cols_g),
 	[ROWS_DISCARDED] = TABLE("discarded", "INSERT", NULL, cols_discarded),
 	[ROWS_P] = TABLE("p", "INSERT", NULL, cols_p),
 	[ROWS_M] = TABLE("m", "INSERT", NULL, cols_m),

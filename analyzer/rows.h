@@ -93,11 +93,11 @@ struct row_queue_op {
 	int64_t ts, p, m, n, global_len;
 };
 
-/* g: parent, first_run_ts, end_ts opt; create_p id. */
+/* g_info (the g view): parent, first_run, ended (ns after created_ts) opt;
+ * create_p id. */
 struct row_g {
-	int64_t g, parent, created_ts, first_run_ts, end_ts, create_p, runs, stolen, run_ns,
+	int64_t g, parent, created_ts, first_run, ended, create_p, runs, stolen, run_ns,
 		runnable_ns, waiting_ns, syscall_ns;
-	const char *end_reason;
 };
 
 /* discarded: cpu id; begin_ts, end_ts, count opt. */

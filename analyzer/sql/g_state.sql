@@ -1,10 +1,12 @@
--- g_state.sql - the wsr trace database: the g_state view (public interface,
--- docs/schema.md), the G intervals of g_interval with their names.
+-- g_state.sql - the wsr trace database: the views over the compact G tables
+-- (public interface, docs/schema.md): g_state, the G intervals of
+-- g_interval with their names, and g, the Gs of g_info with their times.
 --
 -- Invariants:
---   - The same columns, rows and values as the g_state table of schema
---     version 4: names for the codes of state, reason and source, and
---     end_ts = start_ts + dur.
+--   - The same columns, rows and values as the g_state and g tables of
+--     schema version 4: g_state names the codes of state, reason and
+--     source and has end_ts = start_ts + dur; g adds created_ts to the
+--     offsets.
 --   - The names come from the tables g_state_name, g_reason and
 --     enum_g_source: when the database is created, db.c replaces each
 --     /*NAMES:table*/ below by the CASE branches `WHEN id THEN 'name'` of
@@ -28,3 +30,24 @@ SELECT
   s.cut AS cut,
   s.rowid AS rowid
 FROM g_interval s;
+
+-- The same columns, rows and values as the g table of schema version 4:
+-- times from created_ts and the offsets, end_reason 'exit' for a G that
+-- exited (NULL when alive at the end). g is g_info's key, so a lookup by g
+-- is one seek.
+CREATE VIEW g AS
+SELECT
+  s.g AS g,
+  s.parent AS parent,
+  s.created_ts AS created_ts,
+  s.created_ts + s.first_run AS first_run_ts,
+  s.created_ts + s.ended AS end_ts,
+  s.create_p AS create_p,
+  s.runs AS runs,
+  s.stolen AS stolen,
+  s.run_ns AS run_ns,
+  s.runnable_ns AS runnable_ns,
+  s.waiting_ns AS waiting_ns,
+  s.syscall_ns AS syscall_ns,
+  CASE WHEN s.ended IS NOT NULL THEN 'exit' END AS end_reason
+FROM g_info s;

@@ -138,22 +138,24 @@ INSERT INTO enum_g_reason VALUES
   (6, 'preempt'), (7, 'exit'), (8, 'select'), (9, 'waitgroup'), (10, 'io');
 -- END generated:enums
 
--- One row per G seen. end_ts is the g_stop(exit), or NULL if the G was still
--- alive at the end of the trace. The *_ns columns sum its g_interval rows.
-CREATE TABLE g (
-  g            INTEGER PRIMARY KEY,
-  parent       INTEGER,           -- parent_g of g_create (0: none; NULL: no g_create seen)
-  created_ts   INTEGER NOT NULL,  -- g_create, or the first event naming the G
-  first_run_ts INTEGER,
-  end_ts       INTEGER,
-  create_p     INTEGER,
-  runs         INTEGER NOT NULL,  -- number of g_run
-  stolen       INTEGER NOT NULL,  -- runs whose source was steal
-  run_ns       INTEGER NOT NULL,
-  runnable_ns  INTEGER NOT NULL,
-  waiting_ns   INTEGER NOT NULL,
-  syscall_ns   INTEGER NOT NULL,
-  end_reason   TEXT               -- 'exit', or NULL when alive at the end
+-- One row per G seen; the view g (g_state.sql) shows it with times. ended:
+-- its g_stop(exit), as ns after created_ts, or NULL if the G was still alive
+-- at the end of the trace; first_run likewise (NULL: it never ran). The
+-- *_ns columns sum its g_interval rows. Offsets rather than times: 3 or 4
+-- bytes instead of 8 (docs/schema.md, "Changes in version 5").
+CREATE TABLE g_info (
+  g           INTEGER PRIMARY KEY,
+  parent      INTEGER,           -- parent_g of g_create (0: none; NULL: no g_create seen)
+  created_ts  INTEGER NOT NULL,  -- g_create, or the first event naming the G
+  first_run   INTEGER,
+  ended       INTEGER,
+  create_p    INTEGER,
+  runs        INTEGER NOT NULL,  -- number of g_run
+  stolen      INTEGER NOT NULL,  -- runs whose source was steal
+  run_ns      INTEGER NOT NULL,
+  runnable_ns INTEGER NOT NULL,
+  waiting_ns  INTEGER NOT NULL,
+  syscall_ns  INTEGER NOT NULL
 );
 
 -- One row per P (0..gomaxprocs-1) and per M seen.
