@@ -549,7 +549,7 @@ int dag_interval(struct derive *dv, struct gs *e, int64_t ts, const char *source
 
 	if (e->state == GS_RUNNING) {
 		struct snode *n =
-			strand_end(dv, e, ts, cut ? "cut" : (e->reason != NULL ? e->reason : ""), err);
+			strand_end(dv, e, ts, cut ? "cut" : (e->reason != GR_NONE ? g_reason_name(e->reason) : ""), err);
 		if (n == NULL)
 			return -1;
 		unref(d, a->last);

@@ -20,13 +20,14 @@
 
 #include "err.h"
 
-#define WSR_DB_VERSION 4
+#define WSR_DB_VERSION 5
 
 extern const char wsr_sql_schema[];
 extern const char wsr_sql_views[];
 extern const char wsr_sql_indexes[];
 /* The body of the `schedtrace` view: a SELECT over schedtrace_ticks(k, ts). */
 extern const char wsr_sql_schedtrace[];
+extern const char wsr_sql_g_state[];
 
 int db_create(const char *path, sqlite3 **out, struct wsr_err *err);
 int db_finish(sqlite3 *db, struct wsr_err *err);

@@ -157,8 +157,12 @@ struct derive {
 
 /* gstate.c: the G tracker */
 void g_count_state(struct derive *dv, uint8_t state, int delta);
-int g_close(struct derive *dv, struct gs *e, int64_t ts, const char *source, int cut,
+/* Closes G e's open interval at ts into g_interval; source: the g_run source
+ * (WSR_SOURCE_*) that ends it, -1 none. */
+int g_close(struct derive *dv, struct gs *e, int64_t ts, int source, int cut,
 	    struct wsr_err *err);
+/* The name of a struct gs reason (GR_*, WSR_REASON_*): NULL for GR_NONE. */
+const char *g_reason_name(int reason);
 int g_write_row(struct derive *dv, struct gs *e, int64_t end_ts, struct wsr_err *err);
 int g_lose(struct derive *dv, struct gs *e, int64_t ts, struct wsr_err *err);
 int p_evict(struct derive *dv, int p, int64_t g, int64_t ts, struct wsr_err *err);

@@ -13,6 +13,10 @@
  *     intervals are kept (a G run the instant it is readied has latency 0).
  *   - Per G the intervals tile [created_ts, end]; running_gs and
  *     runnable_gs (counters) follow every state change (g_count_state).
+ *   - Intervals close in time order (each at the event that ends it, the
+ *     open ones at the end), so g_interval's rowid order is end order: the
+ *     viewer finds "the intervals ending after t" by a binary search on
+ *     rowid instead of an index. g_close checks it.
  *   - The losses: a lossless trace never has a P or an M running two Gs,
  *     but a lost g_stop would leave its G "running" until the end. So the
  *     state machines hold the physical bounds themselves: when an event
@@ -26,13 +30,23 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "derive_int.h"
 
-static const char *const gstate_names[] = {"runnable", "running", "waiting", "syscall", "unknown"};
+const char *g_reason_name(int reason)
+{
+	if (reason == GR_CREATE)
+		return "create";
+	if (reason == GR_READY)
+		return "ready";
+	if (reason >= 0 && reason < WSR_G_REASON_COUNT)
+		return wsr_g_reason_names[reason];
+	return NULL;
+}
 
 void g_count_state(struct derive *dv, uint8_t state, int delta)
 {
@@ -42,14 +56,14 @@ void g_count_state(struct derive *dv, uint8_t state, int delta)
 		dv->cur.runnable_gs += delta;
 }
 
-int g_close(struct derive *dv, struct gs *e, int64_t ts, const char *source, int cut,
+int g_close(struct derive *dv, struct gs *e, int64_t ts, int source, int cut,
 	    struct wsr_err *err)
 {
-	struct row_g_state row = {
+	struct row_g_interval row = {
 		.g = e->g,
-		.state = gstate_names[e->state],
+		.state = e->state,
 		.start_ts = e->start,
-		.end_ts = ts,
+		.dur = ts - e->start,
 		.p = e->p,
 		.m = e->m,
 		.reason = e->reason,
@@ -57,19 +71,26 @@ int g_close(struct derive *dv, struct gs *e, int64_t ts, const char *source, int
 		.cut = cut,
 	};
 
+	if (ts < dv->gt.last_end) {
+		err_push(err, "internal error: G %" PRId64 "'s interval ends at %" PRId64
+			 " ns, before the one written last (%" PRId64 " ns)", e->g, ts,
+			 dv->gt.last_end);
+		return -1;
+	}
+	dv->gt.last_end = ts;
 	e->ns[e->state] += ts - e->start;
 	if (e->state == GS_RUNNABLE && !cut)
 		latency_count(&dv->lat, ts - e->start);
 	if (e->state == GS_RUNNING && e->p >= 0 && e->p < dv->np)
 		dv->ps[e->p].run_ns += ts - e->start;
-	if (dag_interval(dv, e, ts, source, cut, err) < 0)
+	if (dag_interval(dv, e, ts, source >= 0 ? wsr_g_source_names[source] : NULL, cut, err) < 0)
 		return -1;
-	return rows_add(dv->rows, ROWS_G_STATE, &row, err);
+	return rows_add(dv->rows, ROWS_G_INTERVAL, &row, err);
 }
 
 /* Closes the open interval and opens `state` at ts. */
 static int g_to(struct derive *dv, struct gs *e, uint8_t state, int64_t ts, int32_t p, int32_t m,
-		const char *reason, const char *source, struct wsr_err *err)
+		int reason, int source, struct wsr_err *err)
 {
 	if (g_close(dv, e, ts, source, 0, err) < 0)
 		return -1;
@@ -78,7 +99,7 @@ static int g_to(struct derive *dv, struct gs *e, uint8_t state, int64_t ts, int3
 	e->start = ts;
 	e->p = p;
 	e->m = m;
-	e->reason = reason;
+	e->reason = (int8_t)reason;
 	g_count_state(dv, state, +1);
 	return 0;
 }
@@ -89,8 +110,8 @@ int g_write_row(struct derive *dv, struct gs *e, int64_t end_ts, struct wsr_err 
 		.g = e->g,
 		.parent = e->has_parent ? e->parent : ROW_NULL,
 		.created_ts = e->created_ts,
-		.first_run_ts = e->first_run_ts != TS_NONE ? e->first_run_ts : ROW_NULL,
-		.end_ts = end_ts != TS_NONE ? end_ts : ROW_NULL,
+		.first_run = e->first_run_ts != TS_NONE ? e->first_run_ts - e->created_ts : ROW_NULL,
+		.ended = end_ts != TS_NONE ? end_ts - e->created_ts : ROW_NULL,
 		.create_p = e->create_p,
 		.runs = e->runs,
 		.stolen = e->stolen,
@@ -98,14 +119,13 @@ int g_write_row(struct derive *dv, struct gs *e, int64_t end_ts, struct wsr_err 
 		.runnable_ns = e->ns[GS_RUNNABLE],
 		.waiting_ns = e->ns[GS_WAITING],
 		.syscall_ns = e->ns[GS_SYSCALL],
-		.end_reason = end_ts != TS_NONE ? "exit" : NULL,
 	};
 
 	return rows_add(dv->rows, ROWS_G, &row, err);
 }
 
 /* A G seen for the first time at ts, in `state`. */
-static struct gs *g_new(struct derive *dv, int64_t g, int64_t ts, uint8_t state, const char *reason,
+static struct gs *g_new(struct derive *dv, int64_t g, int64_t ts, uint8_t state, int reason,
 			struct wsr_err *err)
 {
 	struct gs *e = gtable_find(&dv->gt, g);
@@ -114,7 +134,7 @@ static struct gs *g_new(struct derive *dv, int64_t g, int64_t ts, uint8_t state,
 	if (e != NULL) {
 		/* The id is reused without an exit: close the old G as cut. Its
 		 * DAG goes on under the id (the DAG's Gs are ids). */
-		if (g_close(dv, e, ts, NULL, 1, err) < 0 || g_write_row(dv, e, TS_NONE, err) < 0)
+		if (g_close(dv, e, ts, -1, 1, err) < 0 || g_write_row(dv, e, TS_NONE, err) < 0)
 			return NULL;
 		g_count_state(dv, e->state, -1);
 		carry = e->dag;
@@ -129,7 +149,7 @@ static struct gs *g_new(struct derive *dv, int64_t g, int64_t ts, uint8_t state,
 	e->created_ts = ts;
 	e->start = ts;
 	e->state = state;
-	e->reason = reason;
+	e->reason = (int8_t)reason;
 	g_count_state(dv, state, +1);
 	if (dag_g_new(dv, e, carry, err) < 0)
 		return NULL;
@@ -141,7 +161,7 @@ static struct gs *g_get(struct derive *dv, int64_t g, int64_t ts, struct wsr_err
 	struct gs *e = gtable_find(&dv->gt, g);
 
 	if (e == NULL)
-		e = g_new(dv, g, ts, GS_WAITING, NULL, err);
+		e = g_new(dv, g, ts, GS_WAITING, GR_NONE, err);
 	return e;
 }
 
@@ -161,7 +181,7 @@ static struct gs *g_get(struct derive *dv, int64_t g, int64_t ts, struct wsr_err
 /* G e's open interval ends at ts as cut by a loss; e is `unknown` after it. */
 int g_lose(struct derive *dv, struct gs *e, int64_t ts, struct wsr_err *err)
 {
-	if (g_close(dv, e, ts, NULL, 1, err) < 0)
+	if (g_close(dv, e, ts, -1, 1, err) < 0)
 		return -1;
 	g_count_state(dv, e->state, -1);
 	if (e->p >= 0 && e->p < dv->np && dv->ps[e->p].curg == e->g)
@@ -171,7 +191,7 @@ int g_lose(struct derive *dv, struct gs *e, int64_t ts, struct wsr_err *err)
 	e->state = GS_UNKNOWN;
 	e->start = ts;
 	e->p = e->m = -1;
-	e->reason = NULL;
+	e->reason = GR_NONE;
 	e->pending_ready = false;
 	dv->loss_repairs++;
 	return 0;
@@ -245,7 +265,7 @@ int m_loses_p(struct derive *dv, int m, int p, int64_t ts, struct wsr_err *err)
 
 int ev_g_create(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 {
-	struct gs *e = g_new(dv, r->g, r->ts, GS_RUNNABLE, "create", err);
+	struct gs *e = g_new(dv, r->g, r->ts, GS_RUNNABLE, GR_CREATE, err);
 
 	if (e == NULL)
 		return -1;
@@ -264,13 +284,13 @@ int ev_g_queued(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 	struct gs *e = gtable_find(&dv->gt, r->g);
 
 	if (e == NULL) {
-		e = g_new(dv, r->g, r->ts, GS_RUNNABLE, "ready", err);
+		e = g_new(dv, r->g, r->ts, GS_RUNNABLE, GR_READY, err);
 		if (e == NULL)
 			return -1;
 	}
 	if (e->state == GS_WAITING || e->state == GS_SYSCALL || e->state == GS_UNKNOWN) {
 		if (g_to(dv, e, GS_RUNNABLE, r->ts, p, -1,
-			 e->state == GS_SYSCALL ? "syscall" : "ready", NULL, err) < 0)
+			 e->state == GS_SYSCALL ? WSR_REASON_SYSCALL : GR_READY, -1, err) < 0)
 			return -1;
 	} else if (e->state == GS_RUNNING) {
 		e->pending_ready = true;
@@ -305,7 +325,7 @@ static struct gs *g_find_running(struct derive *dv, const struct wsr_rec *r, boo
 	*fresh = e == NULL;
 	if (e != NULL)
 		return e;
-	e = g_new(dv, r->g, r->ts, GS_RUNNING, NULL, err);
+	e = g_new(dv, r->g, r->ts, GS_RUNNING, GR_NONE, err);
 	if (e != NULL) {
 		e->p = r->p;
 		e->m = r->m;
@@ -317,7 +337,6 @@ int ev_g_run(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 {
 	int64_t ts = r->ts;
 	int p = r->p, m = r->m;
-	const char *src = wsr_g_source_names[r->a1];
 	bool fresh;
 	struct gs *e = g_find_running(dv, r, &fresh, err);
 
@@ -332,7 +351,7 @@ int ev_g_run(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 		/* Run again while "running": its g_stop was lost. */
 		if (e->state == GS_RUNNING && g_lose(dv, e, ts, err) < 0)
 			return -1;
-		if (g_to(dv, e, GS_RUNNING, ts, p, m, NULL, src, err) < 0)
+		if (g_to(dv, e, GS_RUNNING, ts, p, m, GR_NONE, (int)r->a1, err) < 0)
 			return -1;
 	}
 	/* Another G still "running" on this P or M lost its g_stop. */
@@ -371,14 +390,13 @@ int ev_g_stop(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 {
 	int64_t ts = r->ts;
 	int p = r->p, m = r->m;
-	const char *reason = wsr_g_reason_names[r->a1];
 	bool fresh;
 	struct gs *e = g_find_running(dv, r, &fresh, err);
 
 	if (e == NULL)
 		return -1;
 	if (e->state == GS_RUNNING)
-		e->reason = reason;
+		e->reason = (int8_t)r->a1;
 	if (p >= 0 && dv->ps[p].curg == r->g)
 		dv->ps[p].curg = 0;
 	if (m >= 0) {
@@ -389,7 +407,7 @@ int ev_g_stop(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 		dv->ms[m].curg = 0;
 	}
 	if (r->a1 == WSR_REASON_EXIT) {
-		if (g_close(dv, e, ts, NULL, 0, err) < 0 || g_write_row(dv, e, ts, err) < 0)
+		if (g_close(dv, e, ts, -1, 0, err) < 0 || g_write_row(dv, e, ts, err) < 0)
 			return -1;
 		g_count_state(dv, e->state, -1);
 		dag_g_exit(dv, e);
@@ -397,7 +415,7 @@ int ev_g_stop(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 		return 0;
 	}
 	uint8_t next;
-	const char *why = reason;
+	int why = (int)r->a1;
 	int32_t qp = -1;
 	/* syscall: the slow end of a call (p = -1): the G is queued
 	 * next (globrunq_put, or runqput on a P that went idle). */
@@ -405,20 +423,20 @@ int ev_g_stop(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 	    r->a1 == WSR_REASON_SYSCALL || e->pending_ready) {
 		next = GS_RUNNABLE;
 		if (e->pending_ready)
-			why = "ready";
+			why = GR_READY;
 		if (e->q == Q_RING || e->q == Q_RUNNEXT)
 			qp = e->qp;
 	} else {
 		next = GS_WAITING;
 	}
-	if (g_close(dv, e, ts, NULL, 0, err) < 0)
+	if (g_close(dv, e, ts, -1, 0, err) < 0)
 		return -1;
 	g_count_state(dv, e->state, -1);
 	e->state = next;
 	e->start = ts;
 	e->p = next == GS_RUNNABLE ? qp : p;
 	e->m = next == GS_RUNNABLE ? -1 : m;
-	e->reason = why;
+	e->reason = (int8_t)why;
 	e->pending_ready = false;
 	g_count_state(dv, next, +1);
 	return 0;
@@ -432,7 +450,7 @@ int ev_g_ready(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 		return -1;
 	if (e->state == GS_WAITING || e->state == GS_SYSCALL || e->state == GS_UNKNOWN) {
 		if (g_to(dv, e, GS_RUNNABLE, r->ts, -1, -1,
-			 e->state == GS_SYSCALL ? "syscall" : "ready", NULL, err) < 0)
+			 e->state == GS_SYSCALL ? WSR_REASON_SYSCALL : GR_READY, -1, err) < 0)
 			return -1;
 	} else if (e->state == GS_RUNNING) {
 		e->pending_ready = true;
@@ -466,7 +484,7 @@ static int syscall_enter(struct derive *dv, const struct wsr_rec *r, struct gs *
 		return -1;
 	if (m >= 0)
 		m_not_spinning(dv, m);
-	if (e->state != GS_SYSCALL && g_to(dv, e, GS_SYSCALL, ts, p, m, "syscall", NULL, err) < 0)
+	if (e->state != GS_SYSCALL && g_to(dv, e, GS_SYSCALL, ts, p, m, WSR_REASON_SYSCALL, -1, err) < 0)
 		return -1;
 	if (p >= 0) {
 		dv->ps[p].syscalls++;
@@ -505,7 +523,7 @@ static int syscall_exit(struct derive *dv, const struct wsr_rec *r, struct gs *e
 	 * none it stays in the call until its g_stop(syscall). */
 	if (p >= 0) {
 		if (e->state != GS_RUNNING &&
-		    g_to(dv, e, GS_RUNNING, ts, p, m, NULL, NULL, err) < 0)
+		    g_to(dv, e, GS_RUNNING, ts, p, m, GR_NONE, -1, err) < 0)
 			return -1;
 		if (p_evict(dv, p, r->g, ts, err) < 0)
 			return -1;
@@ -533,7 +551,7 @@ int g_finish(struct derive *dv, int64_t end, struct wsr_err *err)
 		struct gs *e = &dv->gt.gtab[i];
 		if (e->g == 0)
 			continue;
-		if (g_close(dv, e, end, NULL, 1, err) < 0 || g_write_row(dv, e, TS_NONE, err) < 0)
+		if (g_close(dv, e, end, -1, 1, err) < 0 || g_write_row(dv, e, TS_NONE, err) < 0)
 			return -1;
 	}
 	return 0;

@@ -22,6 +22,7 @@
 int gtable_init(struct gtable *t)
 {
 	memset(t, 0, sizeof(*t));
+	t->last_end = TS_NONE;
 	t->gcap = 1024;
 	t->gidx = calloc(t->gcap, sizeof(*t->gidx));
 	t->galloc = 512;
@@ -108,6 +109,7 @@ struct gs *gtable_insert(struct gtable *t, int64_t g, struct wsr_err *err)
 	e->g = g;
 	e->p = e->m = e->qp = e->create_p = -1;
 	e->first_run_ts = TS_NONE;
+	e->reason = GR_NONE;
 	t->gcount++;
 	t->gtotal++;
 	if (t->gcount > t->gpeak)

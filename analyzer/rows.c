@@ -89,12 +89,12 @@ static const struct col cols_event[] = {
 	COL(row_event, running_gs, C_OPT),  COL(row_event, runnable_gs, C_OPT),
 	COL(row_event, global_len, C_OPT),
 };
-static const struct col cols_g_state[] = {
-	COL(row_g_state, g, C_I64),        COL(row_g_state, state, C_TEXT),
-	COL(row_g_state, start_ts, C_I64), COL(row_g_state, end_ts, C_I64),
-	COL(row_g_state, p, C_ID),         COL(row_g_state, m, C_ID),
-	COL(row_g_state, reason, C_TEXT),  COL(row_g_state, source, C_TEXT),
-	COL(row_g_state, cut, C_I64),
+static const struct col cols_g_interval[] = {
+	COL(row_g_interval, g, C_I64),        COL(row_g_interval, state, C_I64),
+	COL(row_g_interval, start_ts, C_I64), COL(row_g_interval, dur, C_I64),
+	COL(row_g_interval, p, C_ID),         COL(row_g_interval, m, C_ID),
+	COL(row_g_interval, reason, C_ID),    COL(row_g_interval, source, C_ID),
+	COL(row_g_interval, cut, C_I64),
 };
 static const struct col cols_p_state[] = {
 	COL(row_p_state, p, C_I64),        COL(row_p_state, state, C_TEXT),
@@ -122,12 +122,11 @@ static const struct col cols_queue_op[] = {
 };
 static const struct col cols_g[] = {
 	COL(row_g, g, C_I64),           COL(row_g, parent, C_OPT),
-	COL(row_g, created_ts, C_I64),  COL(row_g, first_run_ts, C_OPT),
-	COL(row_g, end_ts, C_OPT),      COL(row_g, create_p, C_ID),
+	COL(row_g, created_ts, C_I64),  COL(row_g, first_run, C_OPT),
+	COL(row_g, ended, C_OPT),       COL(row_g, create_p, C_ID),
 	COL(row_g, runs, C_I64),        COL(row_g, stolen, C_I64),
 	COL(row_g, run_ns, C_I64),      COL(row_g, runnable_ns, C_I64),
 	COL(row_g, waiting_ns, C_I64),  COL(row_g, syscall_ns, C_I64),
-	COL(row_g, end_reason, C_TEXT),
 };
 static const struct col cols_discarded[] = {
 	COL(row_discarded, kind, C_TEXT),  COL(row_discarded, stream, C_TEXT),
@@ -172,7 +171,7 @@ static const struct col cols_dag_edge[] = {
 
 static const struct table tables[ROWS_TABLES] = {
 	[ROWS_EVENTS] = TABLE("events", "INSERT", NULL, cols_event),
-	[ROWS_G_STATE] = TABLE("g_state", "INSERT", NULL, cols_g_state),
+	[ROWS_G_INTERVAL] = TABLE("g_interval", "INSERT", NULL, cols_g_interval),
 	[ROWS_P_STATE] = TABLE("p_state", "INSERT", NULL, cols_p_state),
 	[ROWS_M_STATE] = TABLE("m_state", "INSERT", NULL, cols_m_state),
 	[ROWS_P_COUNTERS] = TABLE("p_counters", "INSERT", NULL, cols_p_counters),
@@ -180,7 +179,7 @@ static const struct table tables[ROWS_TABLES] = {
 	[ROWS_SPILLS] = TABLE("spills", "INSERT", NULL, cols_queue_op),
 	[ROWS_GLOBAL_GETS] = TABLE("global_gets", "INSERT", NULL, cols_queue_op),
 	/* a G id reused without an exit writes its row twice: the last wins */
-	[ROWS_G] = TABLE("g", "INSERT OR REPLACE", NULL, cols_g),
+	[ROWS_G] = TABLE("g_info", "INSERT OR REPLACE", NULL, cols_g),
 	[ROWS_DISCARDED] = TABLE("discarded", "INSERT", NULL, cols_discarded),
 	[ROWS_P] = TABLE("p", "INSERT", NULL, cols_p),
 	[ROWS_M] = TABLE("m", "INSERT", NULL, cols_m),

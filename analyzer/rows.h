@@ -32,7 +32,7 @@
 
 enum rows_table {
 	ROWS_EVENTS,
-	ROWS_G_STATE,
+	ROWS_G_INTERVAL,
 	ROWS_P_STATE,
 	ROWS_M_STATE,
 	ROWS_P_COUNTERS,
@@ -61,13 +61,10 @@ struct row_event {
 	int64_t idle_ps, spinning_ms, idle_ms, threads, running_gs, runnable_gs, global_len;
 };
 
-/* g_state: p, m id. */
-struct row_g_state {
-	int64_t g;
-	const char *state;
-	int64_t start_ts, end_ts, p, m;
-	const char *reason, *source;
-	int64_t cut;
+/* g_interval (the g_state view): state a g_state_name id; p, m, reason (a
+ * g_reason id) and source (an enum_g_source id) id, NULL when negative. */
+struct row_g_interval {
+	int64_t g, state, start_ts, dur, p, m, reason, source, cut;
 };
 
 /* p_state (m: id) and m_state (p: id). */
@@ -96,11 +93,11 @@ struct row_queue_op {
 	int64_t ts, p, m, n, global_len;
 };
 
-/* g: parent, first_run_ts, end_ts opt; create_p id. */
+/* g_info (the g view): parent, first_run, ended (ns after created_ts) opt;
+ * create_p id. */
 struct row_g {
-	int64_t g, parent, created_ts, first_run_ts, end_ts, create_p, runs, stolen, run_ns,
+	int64_t g, parent, created_ts, first_run, ended, create_p, runs, stolen, run_ns,
 		runnable_ns, waiting_ns, syscall_ns;
-	const char *end_reason;
 };
 
 /* discarded: cpu id; begin_ts, end_ts, count opt. */

@@ -43,24 +43,25 @@ static double now_s(void)
 static int latency_build(struct api *api, sqlite3 *db, struct wsr_err *err);
 static int metrics_fn(struct api *api, sqlite3 *db, struct wsr_err *err);
 
-/* g_state's largest rowid into *n: 0, or -1 with the cause (a failed read is not "empty"). */
+/* g_interval's largest rowid (the rows of the g_state view) into *n: 0, or -1
+ * with the cause (a failed read is not "empty"). */
 static int g_state_rows(sqlite3 *db, int64_t *n, struct wsr_err *err)
 {
 	sqlite3_stmt *q = NULL;
 	int rc;
 
-	if (db_prepare(db, &q, "SELECT coalesce(max(rowid), 0) FROM g_state", err) < 0)
+	if (db_prepare(db, &q, "SELECT coalesce(max(rowid), 0) FROM g_interval", err) < 0)
 		return -1;
 	rc = sqlite3_step(q);
 	if (rc == SQLITE_ROW)
 		*n = sqlite3_column_int64(q, 0);
 	else
-		err_push(err, "sqlite: reading g_state: %s", sqlite3_errmsg(db));
+		err_push(err, "sqlite: reading g_interval: %s", sqlite3_errmsg(db));
 	sqlite3_finalize(q);
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
-/* The second half of g_state's runs, loaded by a helper thread. */
+/* The second half of g_interval's runs, loaded by a helper thread. */
 struct runs_job {
 	struct api *api;
 	struct store part;
@@ -85,7 +86,7 @@ static void *runs_main(void *arg)
 }
 
 /*
- * Loads the lanes: g_state's running rows in two halves of the rowid range
+ * Loads the lanes: g_interval's running rows in two halves of the rowid range
  * on two threads (the biggest part of the start-up), then the P and M states.
  */
 static int lanes_fn(struct api *api, sqlite3 *db, struct wsr_err *err)

@@ -97,7 +97,7 @@ struct store {
 
 /* Reads the trace bounds and gomaxprocs (fast). */
 int store_init(struct store *st, sqlite3 *db, struct wsr_err *err);
-/* Loads the G runs of g_state rows with lo <= rowid < hi into p_runs. */
+/* Loads the G runs of g_interval rows with lo <= rowid < hi into p_runs. */
 int store_load_runs(struct store *st, sqlite3 *db, int64_t lo, int64_t hi, struct wsr_err *err);
 /* Appends the runs of part (loaded by another thread) to st, and frees part. */
 int store_merge_runs(struct store *st, struct store *part, struct wsr_err *err);

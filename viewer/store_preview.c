@@ -9,14 +9,17 @@
  * and the state of each P and M:
  *   - P and M states: p_state_p / m_state_m, the last row of the lane
  *     starting at or before t (one seek).
- *   - G runs: g_state_end, the running rows ending after t in end_ts order.
- *     Runs of one P do not overlap, so the first one met for a P either
+ *   - G runs: the running rows ending after t in end order: g_interval's
+ *     rowid order is the order in which the intervals end (schema.sql), so
+ *     a search on rowid finds the first row ending after t (a few seeks:
+ *     pv_first_after) and they follow it in rowid order, with no index
+ *     (schema 5 dropped the one on the end, 10 bytes per event). Runs of one P do not overlap, so the first one met for a P either
  *     covers t (start <= t) or starts after it (no G runs on P at t, nor
  *     until that start). A P left unresolved after a few rows, whose state
  *     at t is running, is in a run longer than the others' activity: its
  *     start is found through p_counters (keyed by p, ts: runs goes up
  *     at each g_run on the P), the G through the g_run event at that instant
- *     (events is keyed by ts), the run's end through g_state_g; that reads
+ *     (events is keyed by ts), the run's end through g_interval_g; that reads
  *     the P's own rows since the run began, few on long runs. Searching
  *     g_state by end instead reads every other P's rows until the run ends
  *     (about 3 ms per long run here, 2 s for the 715 runs over 1 ms of the
@@ -173,10 +176,12 @@ static void pv_run(const struct store *st, struct pv_carry *c, int64_t abs, int6
 }
 
 static const char *const pv_sql[] = {
-	"SELECT p, g, start_ts, end_ts FROM g_state WHERE end_ts > ?1 AND state = 'running' "
-	"AND p IS NOT NULL ORDER BY end_ts",
-	"SELECT p, g, start_ts, end_ts FROM g_state WHERE end_ts > ?1 AND state = 'running' "
-	"AND p = ?2 ORDER BY end_ts LIMIT 1",
+	"SELECT p, g, start_ts, start_ts + dur FROM g_interval WHERE rowid >= ?2 "
+	"AND start_ts + dur > ?1 AND p IS NOT NULL "
+	"AND state = (SELECT id FROM g_state_name WHERE name = 'running') ORDER BY rowid",
+	"SELECT p, g, start_ts, start_ts + dur FROM g_interval WHERE rowid >= ?3 "
+	"AND start_ts + dur > ?1 AND p = ?2 "
+	"AND state = (SELECT id FROM g_state_name WHERE name = 'running') ORDER BY rowid LIMIT 1",
 	"SELECT state, start_ts, end_ts FROM p_state WHERE p = ?1 AND start_ts <= ?2 "
 	"ORDER BY start_ts DESC LIMIT 1",
 	"SELECT state, start_ts, end_ts FROM m_state WHERE m = ?1 AND start_ts <= ?2 "
@@ -189,8 +194,23 @@ static const char *const pv_sql[] = {
 	"SELECT ts FROM p_counters WHERE p = ?1 AND ts <= ?2 AND runs < ?3 "
 	"ORDER BY ts DESC LIMIT 1",
 	"SELECT ts FROM p_counters WHERE p = ?1 AND ts > ?2 ORDER BY ts LIMIT 1",
+	"SELECT start_ts + dur FROM g_interval WHERE rowid >= ?1 ORDER BY rowid LIMIT 1",
+	"SELECT coalesce(max(rowid), 0) FROM g_interval",
 };
-enum { Q_RUNS, Q_LONG, Q_PST, Q_MST, Q_START, Q_RUNOF, Q_TICKS, Q_BEFORE, Q_AFTER, NQ };
+enum {
+	Q_RUNS,
+	Q_LONG,
+	Q_PST,
+	Q_MST,
+	Q_START,
+	Q_RUNOF,
+	Q_TICKS,
+	Q_BEFORE,
+	Q_AFTER,
+	Q_END_AT,
+	Q_LAST,
+	NQ
+};
 
 /* An overview being built: its statements and what it carries from cell to cell. */
 struct pv {
@@ -201,7 +221,51 @@ struct pv {
 	int64_t *known; /* per P: no run starts on it after the last lookup, before known */
 	struct pv_budget budget;
 	int64_t long_ms; /* time spent in the long-run fallback so far */
+	int64_t last;    /* g_interval's largest rowid */
+	int64_t from;     /* no g_interval row before it ends after the cell's midpoint */
+	int64_t from_end; /* the end of the row before from (a bound: start_ts at first) */
 };
+
+/*
+ * Moves pv->from towards the first g_interval rowid whose interval ends
+ * after abs, keeping it at or before it: every row before pv->from ends at
+ * or before abs, and Q_RUNS reads from there with the filter, so the search
+ * stops within PV_SCAN_ROWS of the answer. The cells come in time order and
+ * rowid order is end order, so it starts where the last cell's stopped;
+ * its probes alternate between interpolation (the rows end at a fairly
+ * steady rate: a few probes) and bisection (at most twice log2(rows) in
+ * all). 0 or -1.
+ */
+#define PV_SCAN_ROWS 32
+static int pv_first_after(struct pv *pv, int64_t abs, struct wsr_err *err)
+{
+	int64_t lo = pv->from, hi = pv->last + 1;
+	int64_t elo = pv->from_end, ehi = pv->st->start_ts + pv->st->duration_ns + 1;
+	int row;
+
+	for (int k = 0; hi - lo > PV_SCAN_ROWS; k++) {
+		int64_t mid = lo + (hi - lo) / 2, e;
+
+		if (k % 2 == 0 && abs > elo && ehi > abs)
+			mid = lo + (int64_t)((double)(abs - elo) / (double)(ehi - elo) *
+					     (double)(hi - lo));
+		if (mid >= hi)
+			mid = hi - 1;
+		if (pv_one(pv->db, pv->q[Q_END_AT], mid, 0, 0, err, &row) < 0)
+			return -1;
+		e = row ? sqlite3_column_int64(pv->q[Q_END_AT], 0) : INT64_MAX;
+		if (e > abs) {
+			hi = mid;
+			ehi = e;
+		} else {
+			lo = mid + 1;
+			elo = e;
+		}
+	}
+	pv->from = lo;
+	pv->from_end = elo;
+	return 0;
+}
 
 /* One cell [c0, c1) of the trace, sampled at its midpoint t (abs: t as a timestamp). */
 struct pv_cell {
@@ -268,6 +332,7 @@ static int pv_runs_by_end(struct pv *pv, const struct pv_cell *c, size_t *unreso
 	}
 	sqlite3_reset(q);
 	sqlite3_bind_int64(q, 1, c->abs);
+	sqlite3_bind_int64(q, 2, pv->from);
 	row = 1;
 	while (*unresolved > 0 && rows < 8 * st->nps + 16) {
 		size_t i;
@@ -346,8 +411,8 @@ static int pv_run_start(struct pv *pv, size_t i, const struct pv_cell *c, struct
 	return 0;
 }
 
-/* Not found by pv_run_start (a database from another deriver?): search g_state
- * by end, under the time budget. 0 (run[i] may still be unknown) or -1. */
+/* Not found by pv_run_start (a database from another deriver?): search
+ * g_interval by end, under the time budget. 0 (run[i] may still be unknown) or -1. */
 static int pv_run_long(struct pv *pv, size_t i, const struct pv_cell *c, struct wsr_err *err)
 {
 	struct store *st = pv->st;
@@ -362,6 +427,7 @@ static int pv_run_long(struct pv *pv, size_t i, const struct pv_cell *c, struct 
 	sqlite3_reset(q);
 	sqlite3_bind_int64(q, 1, c->abs);
 	sqlite3_bind_int64(q, 2, st->p_runs[i].id);
+	sqlite3_bind_int64(q, 3, pv->from);
 	rc = sqlite3_step(q);
 	pv->budget.deadline_ms = 0;
 	pv->long_ms += pv_now_ms() - t_q;
@@ -371,7 +437,7 @@ static int pv_run_long(struct pv *pv, size_t i, const struct pv_cell *c, struct 
 	else if (rc == SQLITE_DONE)
 		pv->run[i] = (struct pv_carry){1, c->t, st->duration_ns + 1, -1, 0};
 	else if (rc != SQLITE_INTERRUPT) {
-		err_push(err, "reading g_state: %s", sqlite3_errmsg(pv->db));
+		err_push(err, "reading g_interval: %s", sqlite3_errmsg(pv->db));
 		return -1;
 	}
 	sqlite3_reset(q);
@@ -395,7 +461,7 @@ static int pv_sample(struct pv *pv, int k, int ncells, struct wsr_err *err)
 		return -1;
 	if ((rc = pv_states(pv, &c, err)) < 0)
 		return rc;
-	if (pv_runs_by_end(pv, &c, &unresolved, err) < 0)
+	if (pv_first_after(pv, c.abs, err) < 0 || pv_runs_by_end(pv, &c, &unresolved, err) < 0)
 		return -1;
 	for (size_t i = 0; i < st->nps && unresolved > 0; i++) {
 		if (pv->run[i].valid)
@@ -419,7 +485,7 @@ int store_load_preview(struct store *st, sqlite3 *db, int ncells, int k0, int k1
 		       struct wsr_err *err)
 {
 	struct pv pv = {.st = st, .db = db};
-	int ret = -1;
+	int ret = -1, row;
 
 	if (ncells < 1)
 		ncells = 1;
@@ -444,6 +510,11 @@ int store_load_preview(struct store *st, sqlite3 *db, int ncells, int k0, int k1
 		if (db_prepare(db, &pv.q[i], pv_sql[i], err) < 0)
 			goto out;
 	}
+	if (store_step(db, pv.q[Q_LAST], err, &row) < 0)
+		goto out;
+	pv.last = row ? sqlite3_column_int64(pv.q[Q_LAST], 0) : 0;
+	pv.from = 1;
+	pv.from_end = st->start_ts;
 	sqlite3_progress_handler(db, 1000, pv_progress, &pv.budget);
 	for (int k = k0; k < k1 && k < ncells; k++) {
 		int rc = pv_sample(&pv, k, ncells, err);

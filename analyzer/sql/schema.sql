@@ -7,7 +7,7 @@
 --     (clock snapshot converted to ns from origin, as babeltrace2 prints them);
 --     meta.start_ts is the first event, and views expose times relative to it.
 --   - Ids are the runtime's: G ids from 1, P ids 0..gomaxprocs-1, M ids from 0.
---   - Interval tables (g_state, p_state, m_state) hold half-open intervals
+--   - Interval tables (g_interval, p_state, m_state) hold half-open intervals
 --     [start_ts, end_ts). Per P and per M the intervals tile [meta.start_ts,
 --     meta.end_ts] (the P or M's first event to the end) without gap or
 --     overlap; per G they tile [g.created_ts, g.end_ts]. cut = 1 marks an
@@ -18,7 +18,7 @@
 -- Concurrency: written once by `wsr ingest` (to X.db.tmp, then renamed);
 --   read-only afterwards (the viewer opens it with SQLITE_OPEN_READONLY).
 
-PRAGMA user_version = 4;
+PRAGMA user_version = 5;
 
 -- Trace-wide facts: trace_path, hostname, procname, vpid, gomaxprocs,
 -- runq_size, runtime_version, start_ts, end_ts, duration_ns, events,
@@ -138,22 +138,24 @@ INSERT INTO enum_g_reason VALUES
   (6, 'preempt'), (7, 'exit'), (8, 'select'), (9, 'waitgroup'), (10, 'io');
 -- END generated:enums
 
--- One row per G seen. end_ts is the g_stop(exit), or NULL if the G was still
--- alive at the end of the trace. The *_ns columns sum its g_state intervals.
-CREATE TABLE g (
-  g            INTEGER PRIMARY KEY,
-  parent       INTEGER,           -- parent_g of g_create (0: none; NULL: no g_create seen)
-  created_ts   INTEGER NOT NULL,  -- g_create, or the first event naming the G
-  first_run_ts INTEGER,
-  end_ts       INTEGER,
-  create_p     INTEGER,
-  runs         INTEGER NOT NULL,  -- number of g_run
-  stolen       INTEGER NOT NULL,  -- runs whose source was steal
-  run_ns       INTEGER NOT NULL,
-  runnable_ns  INTEGER NOT NULL,
-  waiting_ns   INTEGER NOT NULL,
-  syscall_ns   INTEGER NOT NULL,
-  end_reason   TEXT               -- 'exit', or NULL when alive at the end
+-- One row per G seen; the view g (g_state.sql) shows it with times. ended:
+-- its g_stop(exit), as ns after created_ts, or NULL if the G was still alive
+-- at the end of the trace; first_run likewise (NULL: it never ran). The
+-- *_ns columns sum its g_interval rows. Offsets rather than times: 3 or 4
+-- bytes instead of 8 (docs/schema.md, "Changes in version 5").
+CREATE TABLE g_info (
+  g           INTEGER PRIMARY KEY,
+  parent      INTEGER,           -- parent_g of g_create (0: none; NULL: no g_create seen)
+  created_ts  INTEGER NOT NULL,  -- g_create, or the first event naming the G
+  first_run   INTEGER,
+  ended       INTEGER,
+  create_p    INTEGER,
+  runs        INTEGER NOT NULL,  -- number of g_run
+  stolen      INTEGER NOT NULL,  -- runs whose source was steal
+  run_ns      INTEGER NOT NULL,
+  runnable_ns INTEGER NOT NULL,
+  waiting_ns  INTEGER NOT NULL,
+  syscall_ns  INTEGER NOT NULL
 );
 
 -- One row per P (0..gomaxprocs-1) and per M seen.
@@ -161,7 +163,7 @@ CREATE TABLE p (
   p            INTEGER PRIMARY KEY,
   schedticks   INTEGER NOT NULL,  -- g_run on this P with inherit = 0 (Go's schedtick)
   syscalls     INTEGER NOT NULL,  -- syscall_enter on this P (Go's syscalltick)
-  run_ns       INTEGER NOT NULL,  -- time Gs ran on it (its g_state running intervals)
+  run_ns       INTEGER NOT NULL,  -- time Gs ran on it (its g_interval running rows)
   runnext_runs INTEGER NOT NULL,  -- g_run with source runnext
   runs         INTEGER NOT NULL   -- g_run on this P
 );
@@ -172,24 +174,42 @@ CREATE TABLE m (
   creator    INTEGER              -- the M that emitted m_create (-1: sysmon), NULL if none seen
 );
 
--- G intervals. state: runnable | running | waiting | syscall.
+-- G intervals, one row per interval, in the order they end (rowid order is
+-- end_ts order: an interval closes at the event that ends it, and the ones
+-- open at the end close last). The view g_state (g_state.sql) shows them
+-- with names and end_ts; this table stores codes and the length, which
+-- halves its size (docs/schema.md, "Changes in version 5").
+--   state: g_state_name.id: runnable | running | waiting | syscall | unknown.
 --   runnable: p is the P whose local queue got it (NULL: global queue or
 --     unknown); reason is how it became runnable (create, ready, yield,
 --     preempt, syscall, ...); source is the g_run source that ended it.
 --   running: p, m run it; reason is the g_stop reason that ended it.
 --   waiting: reason is what it waits for (the g_stop reason: chan, sleep ...).
 --   syscall: in a blocking call (wsr_syscall_enter); p, m at entry.
-CREATE TABLE g_state (
+--   reason: g_reason.id (NULL: none); source: enum_g_source.id (NULL: none);
+--   dur = end_ts - start_ts.
+CREATE TABLE g_interval (
   g        INTEGER NOT NULL,
-  state    TEXT NOT NULL,
+  state    INTEGER NOT NULL,
   start_ts INTEGER NOT NULL,
-  end_ts   INTEGER NOT NULL,
+  dur      INTEGER NOT NULL,
   p        INTEGER,
   m        INTEGER,
-  reason   TEXT,
-  source   TEXT,
+  reason   INTEGER,
+  source   INTEGER,
   cut      INTEGER NOT NULL DEFAULT 0
 );
+
+-- The names of g_interval's codes. The ids of g_state_name are the G
+-- tracker's states (enum gstate, analyzer/gtable.h); g_reason holds the
+-- g_stop reasons (enum_g_reason, same ids) and the two reasons of the
+-- analyzer's own (GR_CREATE, GR_READY in gtable.h).
+CREATE TABLE g_state_name (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT INTO g_state_name VALUES
+  (0, 'runnable'), (1, 'running'), (2, 'waiting'), (3, 'syscall'), (4, 'unknown');
+CREATE TABLE g_reason (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+INSERT INTO g_reason SELECT id, name FROM enum_g_reason;
+INSERT INTO g_reason VALUES (100, 'create'), (101, 'ready');
 
 -- P intervals. state: idle (on the idle list) | running (held by an M that
 -- runs Gs or schedules) | spinning (held by a spinning M) | syscall (held by

@@ -351,7 +351,7 @@ def case_sim(wsr, sim, tmp):
         return
     ok(not tmp_files(dbpath), 'no .tmp left after a successful ingest')
     db = sqlite3.connect(dbpath)
-    ok(db.execute('PRAGMA user_version').fetchone()[0] == 4, 'PRAGMA user_version is 4')
+    ok(db.execute('PRAGMA user_version').fetchone()[0] == 5, 'PRAGMA user_version is 5')
     disc = db.execute("SELECT value FROM meta WHERE key = 'discarded_events'").fetchone()[0]
     ok(disc == 0, 'the recording lost no event', disc)
     check_counts(db, stats, bt2_event_count(trace))
