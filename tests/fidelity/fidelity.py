@@ -40,6 +40,8 @@ MAX_SAMPLES = 5
 # `wsr run` takes 1-10 s here (TSan included); past this it hangs (e.g. in `lttng stop`).
 RUN_TIMEOUT = int(os.environ.get('WSR_FIDELITY_RUN_TIMEOUT', '120'))
 SCHEDTRACE_MS = 2
+# Recordings of a run whose trace `lttng stop` could not flush (record()).
+UNFLUSHED_TRIES = 3
 # Events that sysmon emits about another thread's P and M (docs/tracepoints.md), and
 # spin_start and m_unpark, which the waker emits for the M it starts: their tid is not the
 # M's own.
@@ -112,10 +114,30 @@ def record(wsr, tmp, name, label, exe, args, env_extra, run_args):
             # The fault must kill the program as it does unsanitized (SIGSEGV), not end in
             # the sanitizer's report and its exit status.
             env[san] += ' handle_segv=0'
-    rc, err = run_bounded([wsr, 'run', '--no-ingest', '--out', out] + run_args + ['--', exe]
-                          + args, env, label)
-    if rc is None:
-        return None, err, out, None
+    for attempt in range(1, UNFLUSHED_TRIES + 1):
+        rc, err = run_bounded([wsr, 'run', '--no-ingest', '--out', out] + run_args + ['--', exe]
+                              + args, env, label)
+        if rc is None:
+            return None, err, out, None
+        # A program killed while one of its threads wrote an event leaves that sub-buffer
+        # uncommitted, and `lttng stop` gives up on it (docs/recording.md, step 6): the
+        # trace's end is unknown, so nothing can be compared with it. wsr run says so
+        # ("flushed": false, checked by wsr-run-tool-hangs); record the run again.
+        try:
+            with open(os.path.join(out, 'wsr-run.json')) as f:
+                flushed = json.load(f).get('flushed', True)
+        except (OSError, ValueError):
+            flushed = True  # no record: ingest below says what is wrong
+        if flushed is not False:
+            break
+        ok('still had data' in err, '%s: wsr run says it stopped without the last data' % label,
+           err[-800:])
+        if attempt == UNFLUSHED_TRIES:
+            ok(False, '%s: a trace that the tracer flushed in %d attempts' % (label, attempt))
+            return rc, err, out, None
+        note('%s: attempt %d: `lttng stop` gave up on the tracer\'s last data (a thread was '
+             'killed while writing an event): recording again' % (label, attempt))
+        shutil.rmtree(out)
     db = os.path.join(tmp, name + '.db')
     r = run([wsr, 'ingest', out, '-o', db, '--quiet'])
     ingested = ok(r.returncode == 0 and os.path.exists(db),
