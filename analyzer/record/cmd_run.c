@@ -607,7 +607,8 @@ static int run_finish(struct run *r)
 		return -1;
 	}
 	r->unflushed = rc == RECORD_UNFLUSHED;
-	rc = record_session_destroy(&r->err, r->session, !r->unflushed);
+	rc = record_session_destroy(&r->err, r->session,
+				    r->unflushed ? RECORD_DESTROY_UNFLUSHED : RECORD_DESTROY_STOPPED);
 	r->session_made = 0;
 	if (rc != 0)
 		return -1;
@@ -677,7 +678,7 @@ static void run_fail(struct run *r)
 		struct wsr_err cleanup;
 
 		err_init(&cleanup);
-		if (record_session_destroy(&cleanup, r->session, 1) != 0 &&
+		if (record_session_destroy(&cleanup, r->session, RECORD_DESTROY_RUNNING) != 0 &&
 		    strstr(cleanup.msg[0], "not found") == NULL)
 			err_print(&cleanup, PREFIX, stderr);
 	}

@@ -488,12 +488,13 @@ static int session_gone(const char *session)
  * makes sure the session is gone, and the destroy succeeds (with a warning)
  * if `lttng list` no longer lists it.
  */
-int record_session_destroy(struct wsr_err *err, const char *session, int wait)
+int record_session_destroy(struct wsr_err *err, const char *session, enum record_destroy how)
 {
 	struct wsr_err again;
 	int n0 = err->n;
-	int rc = wait ? lttng_bounded(err, RECORD_DESTROY_TIMEOUT_MS, "destroy", session, NULL)
-		      : lttng(err, NULL, "destroy", "--no-wait", session, NULL);
+	int rc = how != RECORD_DESTROY_UNFLUSHED
+			 ? lttng_bounded(err, RECORD_DESTROY_TIMEOUT_MS, "destroy", session, NULL)
+			 : lttng(err, NULL, "destroy", "--no-wait", session, NULL);
 
 	if (rc != RECORD_TIMED_OUT)
 		return rc;
@@ -505,9 +506,11 @@ int record_session_destroy(struct wsr_err *err, const char *session, int wait)
 	}
 	fprintf(stderr,
 		"wsr run: warning: `lttng destroy %s` did not finish in %d s: the session daemon "
-		"never reported the destruction complete; the session is gone, and it was "
-		"stopped first, so the trace is complete\n",
-		session, RECORD_DESTROY_TIMEOUT_MS / 1000);
+		"never reported the destruction complete; the session is gone, %s\n",
+		session, RECORD_DESTROY_TIMEOUT_MS / 1000,
+		how == RECORD_DESTROY_STOPPED
+			? "and it was stopped first, so the trace is complete"
+			: "but it was still recording, so the trace may miss its last data");
 	err->n = n0;
 	return 0;
 }
@@ -563,7 +566,7 @@ pid_t record_watchdog_start(struct wsr_err *err, const char *session, const char
 		if (r == 1)
 			_exit(0); /* released: wsr run cleaned up itself */
 		err_init(&werr);
-		if (record_session_destroy(&werr, session, 1) == 0)
+		if (record_session_destroy(&werr, session, RECORD_DESTROY_RUNNING) == 0)
 			fprintf(stderr,
 				"wsr run: the recorder was killed; destroyed its LTTng session %s "
 				"(the trace in %s may be incomplete)\n",
@@ -627,7 +630,7 @@ int record_sweep_orphans(struct wsr_err *err)
 		struct wsr_err derr;
 
 		err_init(&derr);
-		if (record_session_destroy(&derr, name, 1) == 0) {
+		if (record_session_destroy(&derr, name, RECORD_DESTROY_RUNNING) == 0) {
 			fprintf(stderr,
 				"wsr run: destroyed LTTng session %s, left by a wsr run (pid %lld) "
 				"that was killed\n",

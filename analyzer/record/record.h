@@ -83,14 +83,22 @@ int record_session_start(struct wsr_err *err, const char *session);
  */
 int record_session_stop(struct wsr_err *err, const char *session);
 
+/* What record_session_destroy knows of SESSION. */
+enum record_destroy {
+	RECORD_DESTROY_STOPPED,   /* record_session_stop returned 0: its data is on disk */
+	RECORD_DESTROY_UNFLUSHED, /* record_session_stop returned RECORD_UNFLUSHED */
+	RECORD_DESTROY_RUNNING,   /* maybe still recording (clean-up paths, the watchdog) */
+};
+
 /*
- * Destroys SESSION (stopping it first if it runs). With WAIT, waits for the
- * destruction to complete, but a destruction the session daemon does not
- * report complete in RECORD_DESTROY_TIMEOUT_MS counts as done (with a warning
- * on stderr) once `lttng list` no longer lists SESSION; without, --no-wait
- * (after a stop that gave up on the last data: the wait would hang again).
+ * Destroys SESSION (stopping it first if it runs). Waits for the destruction
+ * to complete, but a destruction the session daemon does not report complete
+ * in RECORD_DESTROY_TIMEOUT_MS counts as done (with a warning on stderr that
+ * says what HOW means for the trace) once `lttng list` no longer lists
+ * SESSION. RECORD_DESTROY_UNFLUSHED does not wait (--no-wait): the wait would
+ * hang on the same data as the stop.
  */
-int record_session_destroy(struct wsr_err *err, const char *session, int wait);
+int record_session_destroy(struct wsr_err *err, const char *session, enum record_destroy how);
 
 /*
  * Starts the watchdog of SESSION (a child process): if this process dies
