@@ -12,7 +12,7 @@
  *     temporary files (not memory) for the sorter that builds the indexes
  *     (SQLite sizes the sorter's in-memory runs by cache_size, so that
  *     bounds it too). The rows are appended (events, with the counters as
- *     columns, in key order, g_interval in rowid order), so a bigger cache does not save work: a full
+ *     columns, as column blocks in rowid order, g_interval in rowid order), so a bigger cache does not save work: a full
  *     cache spills dirty pages to the file, which costs one write(2) per
  *     page and nothing else without a journal. Measured on a 2M-event
  *     trace: 64 MiB -> 16 MiB takes the peak RSS from 137 MB to 44 MB at
@@ -21,6 +21,10 @@
  *     by the per-row API calls) SQLite gives the sorter no helper thread.
  *   - Readers open with SQLITE_OPEN_READONLY and check user_version and
  *     that meta names the schema_version (a database without meta is refused).
+ *   - Every connection made here has the wsr_blocks module (blockvtab.h),
+ *     which serves the table events; db_open_ro() connects it before it
+ *     returns (the module declares its columns, which a read-only
+ *     authorizer installed later would refuse).
  *   - db_check_replaceable(): only a file that is an SQLite database with a
  *     wsr meta table may be replaced by `wsr ingest --force`.
  * Concurrency: none.
@@ -35,6 +39,7 @@
 
 #include <sqlite3.h>
 
+#include "blockvtab.h"
 #include "db.h"
 
 int db_exec(sqlite3 *db, const char *sql, struct wsr_err *err)
@@ -123,6 +128,10 @@ int db_create(const char *path, sqlite3 **out, struct wsr_err *err)
 			 db != NULL ? sqlite3_errmsg(db) : "out of memory");
 		goto out;
 	}
+	if (blockvtab_register(db) != SQLITE_OK) {
+		err_push(err, "%s: registering the wsr_blocks module: %s", path, sqlite3_errmsg(db));
+		goto out;
+	}
 	if (db_exec(db,
 		    "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; "
 		    "PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE; "
@@ -180,6 +189,11 @@ int db_open_ro(const char *path, sqlite3 **out, struct wsr_err *err)
 			  db != NULL ? sqlite3_errmsg(db) : "out of memory");
 		goto out;
 	}
+	/* events is a virtual table over column blocks (blockvtab.h) */
+	if (blockvtab_register(db) != SQLITE_OK) {
+		err_push(err, "%s: registering the wsr_blocks module: %s", path, sqlite3_errmsg(db));
+		goto out;
+	}
 	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK) {
 		err_input(err, "%s: not a wsr database: %s", path, sqlite3_errmsg(db));
 		goto out;
@@ -210,6 +224,14 @@ int db_open_ro(const char *path, sqlite3 **out, struct wsr_err *err)
 			  "%s: not a complete wsr database: its meta table has no schema_version "
 			  "(ingest the trace again with `wsr ingest`)",
 			  path);
+		goto out;
+	}
+	/* Connect events' module now, before a caller's authorizer (the viewer's
+	 * allows reads only) would refuse the table declaration it makes. */
+	sqlite3_finalize(st);
+	st = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT id FROM events LIMIT 0", -1, &st, NULL) != SQLITE_OK) {
+		err_input(err, "%s: cannot read its events: %s", path, sqlite3_errmsg(db));
 		goto out;
 	}
 	ret = 0;
