@@ -8,20 +8,27 @@
  *
  * so a reader decodes only the columns a query uses, and checks a column's
  * checksum (cb_sum) before it decodes it: a changed byte is an error, not
- * another value. An integer column is a
- * sequence of runs, each a varint header (count << 2 | kind) covering count
- * rows (count >= 1):
+ * another value. An integer payload is a mode byte, the NULLs, the values:
  *
- *   kind 0  count NULLs
- *   kind 1  one zigzag varint delta d: count values, each the one before + d
- *           (repeats: d = 0; the ids: d = 1)
- *   kind 2  count zigzag varint deltas, one per value
+ *   mode bits 0-1, the NULLs: 0 none; 1 every row (nothing follows); 2 run
+ *     lengths (varint count of runs, then the varint lengths, alternately of
+ *     values and of NULLs, values first); 3 a bitmap, bit r set: row r NULL
+ *     (the smaller of 2 and 3 is written)
+ *   mode bits 2-3, the m values that are not NULL, in row order:
+ *     0 delta runs, each a varint header (count << 1 | kind) covering count
+ *       values (count >= 1): kind 0 one zigzag varint delta d, each value
+ *       the one before + d (repeats: d = 0; the ids: d = 1); kind 1 count
+ *       zigzag varint deltas, one per value;
+ *     1 packed: zigzag varint min, a byte w (0..64), then ceil(m * w / 8)
+ *       bytes, value - min on w bits each, little-endian
+ *     (the smaller of 0 and 1 is written: packed wins on a column of few
+ *     values, such as p, m, cpu, the counters, a text's indices)
  *
- * Deltas are from the column's previous non-NULL value (0 before the first),
- * in two's complement modulo 2^64, so every int64 round-trips. A text column
- * is a dictionary (varint count, then each text as a varint length and its
- * bytes, in order of first use) and the rows' dictionary indices as an
- * integer column (NULL for NULL). The dictionary is the block's own, so it
+ * Deltas are from the previous value (0 before the first), and packing from
+ * min, in two's complement modulo 2^64, so every int64 round-trips. A text
+ * column is a dictionary (varint count, then each text as a varint length
+ * and its bytes, in order of first use) and the rows' dictionary indices as
+ * an integer payload (NULL for NULL). The dictionary is the block's own, so it
  * has at most nrows entries whatever the texts.
  *
  * The zone map is varint nrows, varint ncols, then per column varint nnull and, when some
@@ -30,7 +37,7 @@
  *
  * Invariants: as in colblock.h; the decoder checks every count and length
  * against what is left of the payload, and a payload must end exactly where
- * its last run does.
+ * its values do.
  * Concurrency: none.
  */
 #include "config.h"
@@ -105,52 +112,160 @@ static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
 	return false;
 }
 
-/* The runs of n values (deltas in d, scratch of n entries). */
+/* The delta runs of the m values v (their deltas into d, m entries). */
+static void enc_deltas(struct sbuf *o, const uint64_t *v, uint32_t m, uint64_t *d)
+{
+	uint64_t prev = 0;
+
+	for (uint32_t k = 0; k < m; k++) {
+		d[k] = v[k] - prev;
+		prev = v[k];
+	}
+	uint32_t lit = 0, k = 0;
+	while (k < m) {
+		uint32_t r = 1;
+		while (k + r < m && d[k + r] == d[k])
+			r++;
+		if (r < MIN_RUN) {
+			k++;
+			continue;
+		}
+		if (k > lit) {
+			put_varint(o, (uint64_t)(k - lit) << 1 | 1);
+			for (uint32_t j = lit; j < k; j++)
+				put_varint(o, zig(d[j]));
+		}
+		put_varint(o, (uint64_t)r << 1);
+		put_varint(o, zig(d[k]));
+		k += r;
+		lit = k;
+	}
+	if (m > lit) {
+		put_varint(o, (uint64_t)(m - lit) << 1 | 1);
+		for (uint32_t j = lit; j < m; j++)
+			put_varint(o, zig(d[j]));
+	}
+}
+
+static size_t varint_len(uint64_t x)
+{
+	size_t n = 1;
+	while (x >= 0x80) {
+		x >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* The m values v packed on w bits each from min. */
+static void enc_packed(struct sbuf *o, const uint64_t *v, uint32_t m, uint64_t min, int w)
+{
+	uint8_t buf[512];
+	size_t nb = 0;
+	uint64_t acc = 0;
+	int bits = 0;
+
+	put_varint(o, zig(min));
+	sb_putc(o, (char)w);
+	for (uint32_t k = 0; k < m && w > 0; k++) {
+		uint64_t x = v[k] - min;
+		int left = w;
+		while (left > 0) {
+			int take = left < 64 - bits ? left : 64 - bits;
+			uint64_t part = take == 64 ? x : x & (((uint64_t)1 << take) - 1);
+			acc |= bits == 64 ? 0 : part << bits;
+			bits += take;
+			left -= take;
+			x = take == 64 ? 0 : x >> take;
+			while (bits >= 8) {
+				buf[nb++] = (uint8_t)acc;
+				acc >>= 8;
+				bits -= 8;
+				if (nb == sizeof(buf)) {
+					sb_add(o, buf, nb);
+					nb = 0;
+				}
+			}
+		}
+	}
+	if (bits > 0)
+		buf[nb++] = (uint8_t)acc;
+	sb_add(o, buf, nb);
+}
+
+/* An integer payload of n rows (v, null; d: scratch of 2 n entries). */
 static void enc_ints(struct sbuf *o, const int64_t *v, const uint8_t *null, uint32_t n,
 		     uint64_t *d)
 {
-	uint64_t prev = 0;
-	uint32_t i = 0;
+	uint64_t *vals = d + n; /* the values that are not NULL */
+	uint32_t m = 0, runs = 0;
+	size_t rle = 0;
+	bool in_null = false;
+	uint32_t len = 0;
 
-	while (i < n) {
-		uint32_t e = i;
-		if (null != NULL && null[i]) {
-			while (e < n && null[e])
-				e++;
-			put_varint(o, (uint64_t)(e - i) << 2);
-			i = e;
-			continue;
+	/* the NULLs: count the runs (values first) and their bytes */
+	for (uint32_t r = 0; r < n; r++) {
+		bool isnull = null != NULL && null[r];
+		if (isnull != in_null) {
+			rle += varint_len(len);
+			runs++;
+			len = 0;
+			in_null = isnull;
 		}
-		for (; e < n && (null == NULL || !null[e]); e++) {
-			d[e] = (uint64_t)v[e] - prev;
-			prev = (uint64_t)v[e];
-		}
-		uint32_t lit = i, k = i;
-		while (k < e) {
-			uint32_t r = 1;
-			while (k + r < e && d[k + r] == d[k])
-				r++;
-			if (r < MIN_RUN) {
-				k++;
-				continue;
-			}
-			if (k > lit) {
-				put_varint(o, (uint64_t)(k - lit) << 2 | 2);
-				for (uint32_t j = lit; j < k; j++)
-					put_varint(o, zig(d[j]));
-			}
-			put_varint(o, (uint64_t)r << 2 | 1);
-			put_varint(o, zig(d[k]));
-			k += r;
-			lit = k;
-		}
-		if (e > lit) {
-			put_varint(o, (uint64_t)(e - lit) << 2 | 2);
-			for (uint32_t j = lit; j < e; j++)
-				put_varint(o, zig(d[j]));
-		}
-		i = e;
+		len++;
+		if (!isnull)
+			vals[m++] = (uint64_t)v[r];
 	}
+	rle += varint_len(len) + varint_len(runs + 1);
+	int nullmode = m == n ? 0 : m == 0 ? 1 : rle <= (n + 7) / 8 ? 2 : 3;
+	/* the values: packed from min on w bits, or delta runs, whichever is smaller */
+	uint64_t min = 0, max = 0;
+	for (uint32_t k = 0; k < m; k++) {
+		if (k == 0 || (int64_t)vals[k] < (int64_t)min)
+			min = vals[k];
+		if (k == 0 || (int64_t)vals[k] > (int64_t)max)
+			max = vals[k];
+	}
+	int w = 0;
+	for (uint64_t span = max - min; span != 0; span >>= 1)
+		w++;
+	size_t packed = varint_len(zig(min)) + 1 + ((size_t)m * (size_t)w + 7) / 8;
+	size_t at = o->len;
+	sb_putc(o, 0);
+	if (nullmode == 2) {
+		put_varint(o, runs + 1);
+		in_null = false;
+		len = 0;
+		for (uint32_t r = 0; r < n; r++) {
+			bool isnull = null[r] != 0;
+			if (isnull != in_null) {
+				put_varint(o, len);
+				len = 0;
+				in_null = isnull;
+			}
+			len++;
+		}
+		put_varint(o, len);
+	} else if (nullmode == 3) {
+		for (uint32_t r = 0; r < n; r += 8) {
+			uint8_t b = 0;
+			for (uint32_t k = 0; k < 8 && r + k < n; k++)
+				b |= (uint8_t)((null[r + k] != 0) << k);
+			sb_putc(o, (char)b);
+		}
+	}
+	int valmode = 0;
+	if (m > 0) {
+		size_t before = o->len;
+		enc_deltas(o, vals, m, d);
+		if (o->len - before > packed && !o->oom) {
+			o->len = before;
+			enc_packed(o, vals, m, min, w);
+			valmode = 1;
+		}
+	}
+	if (!o->oom)
+		o->buf[at] = (char)(nullmode | valmode << 2);
 }
 
 struct dict {
@@ -244,7 +359,7 @@ int cb_encode(const struct cb_col_in *cols, uint32_t ncols, uint32_t nrows, stru
 	struct sbuf pay;
 	struct cb_zone zs[CB_MAX_COLS];
 	size_t sizes[CB_MAX_COLS];
-	uint64_t *d = malloc((size_t)nrows * sizeof(*d));
+	uint64_t *d = malloc(2 * (size_t)nrows * sizeof(*d));
 	int64_t *idx = malloc((size_t)nrows * sizeof(*idx));
 	int ret = -1;
 
@@ -432,49 +547,124 @@ int cb_open(struct cb_block *b, const void *data, size_t len, uint32_t ncols,
 	return 0;
 }
 
-/* The runs of an integer payload [*p, end) into c->v, c->null (n rows). */
-static const char *dec_ints(struct cb_col *c, const uint8_t **p, const uint8_t *end, uint32_t n)
+/* The m values of a delta-run section [*p, end) into c->v at the rows not NULL. */
+static const char *dec_deltas(struct cb_col *c, const uint8_t **p, const uint8_t *end,
+			      uint32_t n, uint32_t m)
 {
-	uint64_t prev = 0, h, z;
-	uint32_t r = 0;
+	uint64_t prev = 0, h, z = 0;
+	uint32_t k = 0, r = 0;
 
-	while (r < n) {
+	while (k < m) {
 		if (!get_varint(p, end, &h))
 			return "truncated run";
-		uint64_t cnt = h >> 2;
-		if (cnt == 0 || cnt > n - r)
-			return "run past the block's rows";
-		uint32_t e = r + (uint32_t)cnt;
-		switch (h & 3) {
-		case 0:
-			memset(c->null + r, 1, cnt);
-			memset(c->v + r, 0, cnt * sizeof(*c->v));
-			break;
-		case 1:
-			if (!get_varint(p, end, &z))
+		uint64_t cnt = h >> 1;
+		if (cnt == 0 || cnt > m - k)
+			return "run past the block's values";
+		if ((h & 1) == 0 && !get_varint(p, end, &z))
+			return "truncated run";
+		for (uint64_t i = 0; i < cnt; i++, k++) {
+			if ((h & 1) != 0 && !get_varint(p, end, &z))
 				return "truncated run";
-			z = unzig(z);
-			for (; r < e; r++) {
-				prev += z;
-				c->v[r] = (int64_t)prev;
-				c->null[r] = 0;
-			}
-			break;
-		case 2:
-			for (; r < e; r++) {
-				if (!get_varint(p, end, &z))
-					return "truncated run";
-				prev += unzig(z);
-				c->v[r] = (int64_t)prev;
-				c->null[r] = 0;
-			}
-			break;
-		default:
-			return "unknown run kind";
+			prev += unzig(z);
+			while (r < n && c->null[r])
+				r++;
+			c->v[r++] = (int64_t)prev;
 		}
-		r = e;
 	}
-	return *p == end ? NULL : "bytes after the last run";
+	return NULL;
+}
+
+/* The m packed values [*p, end) into c->v at the rows not NULL. */
+static const char *dec_packed(struct cb_col *c, const uint8_t **p, const uint8_t *end,
+			      uint32_t n, uint32_t m)
+{
+	uint64_t z;
+
+	if (!get_varint(p, end, &z) || *p >= end)
+		return "truncated packed values";
+	uint64_t min = unzig(z);
+	int w = *(*p)++;
+	if (w > 64)
+		return "bad bit width";
+	size_t nbytes = ((size_t)m * (size_t)w + 7) / 8;
+	if ((size_t)(end - *p) < nbytes)
+		return "truncated packed values";
+	const uint8_t *b = *p;
+	uint64_t off = 0;
+	uint32_t r = 0;
+	for (uint32_t k = 0; k < m; k++) {
+		uint64_t x = 0;
+		for (int got = 0; got < w;) {
+			int sh = (int)(off & 7), take = 8 - sh < w - got ? 8 - sh : w - got;
+			x |= (uint64_t)((b[off >> 3] >> sh) & ((1u << take) - 1)) << got;
+			got += take;
+			off += (uint64_t)take;
+		}
+		while (r < n && c->null[r])
+			r++;
+		c->v[r++] = (int64_t)(min + x);
+	}
+	*p += nbytes;
+	return NULL;
+}
+
+/* An integer payload [*p, end) into c->v, c->null (n rows). */
+static const char *dec_ints(struct cb_col *c, const uint8_t **p, const uint8_t *end, uint32_t n)
+{
+	uint32_t m = 0;
+	uint64_t runs, len;
+	const char *why;
+
+	if (*p >= end)
+		return "truncated mode";
+	int mode = *(*p)++;
+	if (mode > 7)
+		return "unknown mode";
+	memset(c->v, 0, (size_t)n * sizeof(*c->v));
+	switch (mode & 3) {
+	case 0:
+		memset(c->null, 0, n);
+		m = n;
+		break;
+	case 1:
+		memset(c->null, 1, n);
+		break;
+	case 2: {
+		uint32_t r = 0;
+		if (!get_varint(p, end, &runs) || runs > 2 * (uint64_t)n + 1)
+			return "bad NULL runs";
+		for (uint64_t i = 0; i < runs; i++) {
+			if (!get_varint(p, end, &len) || len > n - r)
+				return "NULL runs past the block's rows";
+			memset(c->null + r, (int)(i & 1), len);
+			if ((i & 1) == 0)
+				m += (uint32_t)len;
+			r += (uint32_t)len;
+		}
+		if (r != n)
+			return "NULL runs short of the block's rows";
+		break;
+	}
+	default:
+		if ((size_t)(end - *p) < (n + 7) / 8)
+			return "truncated NULL bitmap";
+		for (uint32_t r = 0; r < n; r++) {
+			c->null[r] = (uint8_t)(((*p)[r / 8] >> (r % 8)) & 1);
+			m += !c->null[r];
+		}
+		*p += (n + 7) / 8;
+		if (n % 8 != 0 && ((*p)[-1] >> (n % 8)) != 0)
+			return "bits past the block's rows";
+	}
+	if (m == 0 && (mode & 3) != 1)
+		return "no values where some were announced";
+	if (m > 0)
+		why = (mode >> 2) == 0 ? dec_deltas(c, p, end, n, m) : dec_packed(c, p, end, n, m);
+	else
+		why = (mode >> 2) == 0 ? NULL : "values in a column of NULLs";
+	if (why != NULL)
+		return why;
+	return *p == end ? NULL : "bytes after the values";
 }
 
 int cb_decode_col(struct cb_block *b, uint32_t ci, char *err, size_t errlen)
