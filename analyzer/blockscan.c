@@ -51,13 +51,22 @@ static void filters_free(struct bcur *cu)
 	cu->nf = 0;
 }
 
+/* Drops the cursor's reference to its block. */
+static void release(struct bcur *cu)
+{
+	if (cu->sl != NULL)
+		cu->sl->refs--;
+	cu->sl = NULL;
+	cu->blk = NULL;
+	cu->bno = -1;
+}
+
 int blockscan_close(sqlite3_vtab_cursor *c)
 {
 	struct bcur *cu = (struct bcur *)c;
 
 	filters_free(cu);
-	cb_free(&cu->blk);
-	sqlite3_free(cu->buf);
+	release(cu);
 	sqlite3_free(cu);
 	return SQLITE_OK;
 }
@@ -225,14 +234,21 @@ static void bound(const struct filt *f, int64_t *lo, int64_t *hi)
 	}
 }
 
-/* First block whose key (rowid or order column) max >= lo. */
-static uint32_t first_block(const struct bvtab *vt, int col, int64_t lo)
+/* The block at position pos of those the cursor reads. */
+static uint32_t at(const struct bvtab *vt, const struct bcur *cu, int64_t pos)
 {
-	uint32_t a = 0, b = vt->nz;
+	return cu->group >= 0 ? vt->groups[cu->group].blocks[pos] : (uint32_t)pos;
+}
+
+/* First position whose block's key (rowid or order column) max >= lo. */
+static uint32_t first_block(const struct bvtab *vt, const struct bcur *cu, uint32_t count,
+			    int col, int64_t lo)
+{
+	uint32_t a = 0, b = count;
 
 	while (a < b) {
-		uint32_t m = a + (b - a) / 2;
-		int64_t mx = col == POS_COL ? vt->start[m + 1] - 1 : ZC(vt, m)[col].max;
+		uint32_t m = a + (b - a) / 2, k = at(vt, cu, m);
+		int64_t mx = col == POS_COL ? vt->start[k + 1] - 1 : ZC(vt, k)[col].max;
 		if (mx < lo)
 			a = m + 1;
 		else
@@ -241,14 +257,15 @@ static uint32_t first_block(const struct bvtab *vt, int col, int64_t lo)
 	return a;
 }
 
-/* One past the last block whose key min <= hi. */
-static uint32_t end_block(const struct bvtab *vt, int col, int64_t hi)
+/* One past the last position whose block's key min <= hi. */
+static uint32_t end_block(const struct bvtab *vt, const struct bcur *cu, uint32_t count, int col,
+			  int64_t hi)
 {
-	uint32_t a = 0, b = vt->nz;
+	uint32_t a = 0, b = count;
 
 	while (a < b) {
-		uint32_t m = a + (b - a) / 2;
-		int64_t mn = col == POS_COL ? vt->start[m] : ZC(vt, m)[col].min;
+		uint32_t m = a + (b - a) / 2, k = at(vt, cu, m);
+		int64_t mn = col == POS_COL ? vt->start[k] : ZC(vt, k)[col].min;
 		if (mn <= hi)
 			a = m + 1;
 		else
@@ -291,7 +308,7 @@ static int decode(struct bvtab *vt, struct bcur *cu, uint32_t c)
 {
 	char msg[128];
 
-	if (cb_decode_col(&cu->blk, c, msg, sizeof(msg)) < 0)
+	if (cb_decode_col(cu->blk, c, msg, sizeof(msg)) < 0)
 		return blockvtab_error(vt, SQLITE_CORRUPT, "%s_block %lld: %s", vt->name,
 				(long long)cu->bno, msg);
 	return SQLITE_OK;
@@ -301,23 +318,58 @@ static int decode(struct bvtab *vt, struct bcur *cu, uint32_t c)
 static int check_keys(struct bvtab *vt, struct bcur *cu)
 {
 	const struct cb_zone *z = ZC(vt, cu->bno);
-	int keys[2] = {vt->rowid_col, vt->order_col};
+	int keys[3] = {vt->rowid_col, vt->order_col, vt->group_col};
 
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 3; k++) {
 		if (keys[k] < 0)
 			continue;
-		const struct cb_col *c = &cu->blk.cols[keys[k]];
-		for (uint32_t r = 0; r < cu->blk.nrows; r++) {
+		const struct cb_col *c = &cu->blk->cols[keys[k]];
+		for (uint32_t r = 0; r < cu->blk->nrows; r++) {
 			bool bad = c->null[r] || c->v[r] < z[keys[k]].min || c->v[r] > z[keys[k]].max;
-			if (!bad && r > 0)
+			if (!bad && r > 0 && k < 2)
 				bad = k == 0 ? c->v[r] <= c->v[r - 1] : c->v[r] < c->v[r - 1];
 			if (bad)
 				return blockvtab_error(vt, SQLITE_CORRUPT,
-						"%s_block %lld: column %s out of order at row %u",
-						vt->name, (long long)cu->bno, vt->cname[keys[k]], r);
+						       "%s_block %lld: column %s out of order at row %u",
+						       vt->name, (long long)cu->bno, vt->cname[keys[k]], r);
 		}
 	}
 	return SQLITE_OK;
+}
+
+/* A slot for block b with a reference taken: the one that holds it, or
+ * the least recently used free one (bno -1 then), or a new one. */
+static struct bslot *take_slot(struct bvtab *vt, uint32_t b)
+{
+	struct bslot *lru = NULL;
+
+	for (int i = 0; i < vt->ncache; i++) {
+		struct bslot *sl = vt->cache[i];
+		if (sl->bno == (int64_t)b) {
+			lru = sl;
+			break;
+		}
+		if (sl->refs == 0 && (lru == NULL || sl->used_at < lru->used_at))
+			lru = sl;
+	}
+	if (lru == NULL || (lru->bno != (int64_t)b && vt->ncache < BCACHE_MIN)) {
+		struct bslot **c = sqlite3_realloc64(vt->cache,
+						     ((uint64_t)vt->ncache + 1) * sizeof(*c));
+		if (c == NULL)
+			return NULL;
+		vt->cache = c;
+		lru = sqlite3_malloc(sizeof(*lru));
+		if (lru == NULL)
+			return NULL;
+		memset(lru, 0, sizeof(*lru));
+		lru->bno = -1;
+		vt->cache[vt->ncache++] = lru;
+	}
+	if (lru->bno != (int64_t)b)
+		lru->bno = -1;
+	lru->used_at = ++vt->clock;
+	lru->refs++;
+	return lru;
 }
 
 /* Reads and opens block b (unless it is the cursor's already), decodes the
@@ -328,43 +380,55 @@ static int load_block(struct bvtab *vt, struct bcur *cu, uint32_t b)
 	int rc;
 
 	if (cu->bno != (int64_t)b) {
-		cu->bno = -1;
+		release(cu);
+		struct bslot *sl = take_slot(vt, b);
+		if (sl == NULL)
+			return SQLITE_NOMEM;
+		cu->sl = sl;
+		cu->blk = &sl->blk;
+		if (sl->bno == (int64_t)b) {
+			cu->bno = b;
+			goto decoded;
+		}
 		sqlite3_bind_int64(vt->st_data, 1, b);
 		rc = sqlite3_step(vt->st_data);
 		if (rc != SQLITE_ROW) {
 			sqlite3_reset(vt->st_data);
 			if (rc == SQLITE_DONE)
-				return blockvtab_error(vt, SQLITE_CORRUPT, "%s_block %u: missing", vt->name,
-						b);
+				return blockvtab_error(vt, SQLITE_CORRUPT, "%s_block %u: missing",
+						       vt->name, b);
 			return blockvtab_error(vt, rc, "%s_block %u: %s", vt->name, b,
-					sqlite3_errmsg(vt->db));
+					       sqlite3_errmsg(vt->db));
 		}
 		const void *data = sqlite3_column_blob(vt->st_data, 0);
 		size_t len = (size_t)sqlite3_column_bytes(vt->st_data, 0);
-		if (len > cu->bufcap) {
-			uint8_t *nb = sqlite3_realloc64(cu->buf, len);
+		if (len > sl->cap) {
+			uint8_t *nb = sqlite3_realloc64(sl->buf, len);
 			if (nb == NULL) {
 				sqlite3_reset(vt->st_data);
 				return SQLITE_NOMEM;
 			}
-			cu->buf = nb;
-			cu->bufcap = len;
+			sl->buf = nb;
+			sl->cap = len;
 		}
 		if (len > 0)
-			memcpy(cu->buf, data, len);
+			memcpy(sl->buf, data, len);
 		sqlite3_reset(vt->st_data);
-		if (cb_open(&cu->blk, cu->buf, len, vt->ncols, vt->type, msg, sizeof(msg)) < 0)
+		if (cb_open(cu->blk, sl->buf, len, vt->ncols, vt->type, msg, sizeof(msg)) < 0)
 			return blockvtab_error(vt, SQLITE_CORRUPT, "%s_block %u: %s", vt->name, b, msg);
-		if (cu->blk.nrows != (uint32_t)(vt->start[b + 1] - vt->start[b]))
+		if (cu->blk->nrows != (uint32_t)(vt->start[b + 1] - vt->start[b]))
 			return blockvtab_error(vt, SQLITE_CORRUPT,
 					"%s_block %u: %u rows, its zone map says %lld", vt->name, b,
-					cu->blk.nrows, (long long)(vt->start[b + 1] - vt->start[b]));
+					cu->blk->nrows, (long long)(vt->start[b + 1] - vt->start[b]));
 		cu->bno = b;
+		sl->bno = b;
 		if ((vt->rowid_col >= 0 && (rc = decode(vt, cu, (uint32_t)vt->rowid_col)) != 0) ||
 		    (vt->order_col >= 0 && (rc = decode(vt, cu, (uint32_t)vt->order_col)) != 0) ||
+		    (vt->group_col >= 0 && (rc = decode(vt, cu, (uint32_t)vt->group_col)) != 0) ||
 		    (rc = check_keys(vt, cu)) != SQLITE_OK)
 			goto bad;
 	}
+decoded:
 	for (uint32_t c = 0; c < vt->ncols; c++)
 		if (((cu->used >> (c < 63 ? c : 63)) & 1) != 0 && (rc = decode(vt, cu, c)) != 0)
 			goto bad;
@@ -373,7 +437,7 @@ static int load_block(struct bvtab *vt, struct bcur *cu, uint32_t b)
 		if (f->col < 0 || vt->type[f->col] != CB_TEXT || f->skip || f->never ||
 		    (f->op != F_EQ && f->op != F_IN))
 			continue;
-		const struct cb_col *c = &cu->blk.cols[f->col];
+		const struct cb_col *c = &cu->blk->cols[f->col];
 		if (c->ndict > f->mcap) {
 			uint8_t *m = sqlite3_realloc64(f->match, c->ndict);
 			if (m == NULL)
@@ -394,7 +458,9 @@ static int load_block(struct bvtab *vt, struct bcur *cu, uint32_t b)
 	}
 	return SQLITE_OK;
 bad:
-	cu->bno = -1;
+	if (cu->sl != NULL)
+		cu->sl->bno = -1;
+	release(cu);
 	return rc;
 }
 
@@ -405,7 +471,7 @@ static bool row_passes(const struct bvtab *vt, const struct bcur *cu, int64_t r)
 		const struct filt *f = &cu->f[i];
 		if (f->skip || f->col < 0)
 			continue;
-		const struct cb_col *c = &cu->blk.cols[f->col];
+		const struct cb_col *c = &cu->blk->cols[f->col];
 		bool null = c->null[r];
 		int64_t x = c->v[r];
 		if (f->op == F_ISNULL) {
@@ -454,7 +520,7 @@ static bool row_passes(const struct bvtab *vt, const struct bcur *cu, int64_t r)
 static void block_rows(const struct bvtab *vt, struct bcur *cu, uint32_t b, int64_t *r0,
 		       int64_t *r1)
 {
-	int64_t n = cu->blk.nrows;
+	int64_t n = cu->blk->nrows;
 
 	*r0 = 0;
 	*r1 = n;
@@ -465,13 +531,13 @@ static void block_rows(const struct bvtab *vt, struct bcur *cu, uint32_t b, int6
 		if (cu->rhi < s + n - 1)
 			*r1 = cu->rhi < s ? 0 : cu->rhi - s + 1;
 	} else if (cu->rlo != INT64_MIN || cu->rhi != INT64_MAX) {
-		const int64_t *v = cu->blk.cols[vt->rowid_col].v;
+		const int64_t *v = cu->blk->cols[vt->rowid_col].v;
 		int64_t a = lower_row(v, n, cu->rlo), e = upper_row(v, n, cu->rhi);
 		*r0 = a > *r0 ? a : *r0;
 		*r1 = e < *r1 ? e : *r1;
 	}
 	if (vt->order_col >= 0 && (cu->olo != INT64_MIN || cu->ohi != INT64_MAX)) {
-		const int64_t *v = cu->blk.cols[vt->order_col].v;
+		const int64_t *v = cu->blk->cols[vt->order_col].v;
 		int64_t a = lower_row(v, n, cu->olo), e = upper_row(v, n, cu->ohi);
 		*r0 = a > *r0 ? a : *r0;
 		*r1 = e < *r1 ? e : *r1;
@@ -498,7 +564,7 @@ static int seek(struct bvtab *vt, struct bcur *cu)
 		for (; cu->b != cu->b_end; cu->b += step) {
 			bool may = true;
 			for (int i = 0; i < cu->nf && may; i++)
-				may = zone_may(vt, (uint32_t)cu->b, &cu->f[i]);
+				may = zone_may(vt, at(vt, cu, cu->b), &cu->f[i]);
 			if (may)
 				break;
 		}
@@ -506,10 +572,11 @@ static int seek(struct bvtab *vt, struct bcur *cu)
 			cu->eof = true;
 			return SQLITE_OK;
 		}
-		if ((rc = load_block(vt, cu, (uint32_t)cu->b)) != SQLITE_OK)
+		uint32_t k = at(vt, cu, cu->b);
+		if ((rc = load_block(vt, cu, k)) != SQLITE_OK)
 			return rc;
 		int64_t r0, r1;
-		block_rows(vt, cu, (uint32_t)cu->b, &r0, &r1);
+		block_rows(vt, cu, k, &r0, &r1);
 		cu->r = cu->desc ? r1 - 1 : r0;
 		cu->r_end = cu->desc ? r0 - 1 : r1;
 		cu->in_block = true;
@@ -532,8 +599,11 @@ int blockscan_filter(sqlite3_vtab_cursor *c, int idxnum, const char *idxstr, int
 	cu->in_block = false;
 	if ((rc = blockvtab_zones_refresh(vt)) != SQLITE_OK)
 		return rc;
+	for (int i = 0; i < vt->ncache; i++)
+		if (vt->cache[i]->bno >= (int64_t)vt->nz)
+			vt->cache[i]->bno = -1;
 	if (cu->bno >= (int64_t)vt->nz)
-		cu->bno = -1;
+		release(cu);
 	while (p != NULL && *p != '|' && *p != '\0') {
 		int col, op, n = 0;
 		if (sscanf(p, "%d,%d;%n", &col, &op, &n) != 2 || n == 0 || cu->nf == 32)
@@ -563,6 +633,8 @@ int blockscan_filter(sqlite3_vtab_cursor *c, int idxnum, const char *idxstr, int
 		used |= 1ull << vt->rowid_col;
 	if (vt->order_col >= 0)
 		used |= 1ull << vt->order_col;
+	if (vt->group_col >= 0)
+		used |= 1ull << vt->group_col;
 	if (used >> 63)
 		used = ~0ull;
 	cu->used = used;
@@ -574,19 +646,36 @@ int blockscan_filter(sqlite3_vtab_cursor *c, int idxnum, const char *idxstr, int
 		if (cu->f[i].col >= 0 && cu->f[i].col == vt->order_col)
 			bound(&cu->f[i], &cu->olo, &cu->ohi);
 	}
-	uint32_t b0 = 0, b1 = vt->nz;
-	if (cu->rlo > cu->rhi || cu->olo > cu->ohi) {
+	/* group=: an equality on the group column reads that group's blocks */
+	cu->group = -1;
+	bool none = false;
+	for (int i = 0; i < cu->nf && vt->group_col >= 0; i++) {
+		const struct filt *f = &cu->f[i];
+		if (f->col != vt->group_col || f->op != F_EQ || f->skip)
+			continue;
+		struct bgroup *g = f->never ? NULL : blockvtab_group(vt, f->i, false);
+		if (g == NULL)
+			none = true;
+		else
+			cu->group = (int)(g - vt->groups);
+		break;
+	}
+	uint32_t b0 = 0, b1 = cu->group >= 0 ? vt->groups[cu->group].n : vt->nz;
+	uint32_t count = b1;
+	if (none || cu->rlo > cu->rhi || cu->olo > cu->ohi) {
 		b1 = 0;
 	} else {
 		if (cu->rlo != INT64_MIN || cu->rhi != INT64_MAX) {
-			uint32_t a = first_block(vt, vt->rowid_col, cu->rlo);
-			uint32_t e = end_block(vt, vt->rowid_col, cu->rhi);
+			uint32_t a = first_block(vt, cu, count, vt->rowid_col, cu->rlo);
+			uint32_t e = end_block(vt, cu, count, vt->rowid_col, cu->rhi);
 			b0 = a > b0 ? a : b0;
 			b1 = e < b1 ? e : b1;
 		}
-		if (vt->order_col >= 0 && (cu->olo != INT64_MIN || cu->ohi != INT64_MAX)) {
-			uint32_t a = first_block(vt, vt->order_col, cu->olo);
-			uint32_t e = end_block(vt, vt->order_col, cu->ohi);
+		/* the order column grows across blocks (of one group, with group=) */
+		if (vt->order_col >= 0 && (vt->group_col < 0 || cu->group >= 0) &&
+		    (cu->olo != INT64_MIN || cu->ohi != INT64_MAX)) {
+			uint32_t a = first_block(vt, cu, count, vt->order_col, cu->olo);
+			uint32_t e = end_block(vt, cu, count, vt->order_col, cu->ohi);
 			b0 = a > b0 ? a : b0;
 			b1 = e < b1 ? e : b1;
 		}
@@ -628,7 +717,7 @@ int blockscan_column(sqlite3_vtab_cursor *c, sqlite3_context *ctx, int i)
 		sqlite3_result_error_code(ctx, rc);
 		return rc;
 	}
-	const struct cb_col *col = &cu->blk.cols[i];
+	const struct cb_col *col = &cu->blk->cols[i];
 	if (col->null[cu->r])
 		sqlite3_result_null(ctx);
 	else if (col->type == CB_INT)
@@ -647,7 +736,7 @@ int blockscan_rowid(sqlite3_vtab_cursor *c, sqlite3_int64 *out)
 	if (vt->rowid_col == POS_COL)
 		*out = vt->start[cu->bno] + cu->r;
 	else
-		*out = cu->blk.cols[vt->rowid_col].v[cu->r];
+		*out = cu->blk->cols[vt->rowid_col].v[cu->r];
 	return SQLITE_OK;
 }
 

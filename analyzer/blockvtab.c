@@ -15,6 +15,12 @@
  *   - ORDER BY the order column and/or the rowid, all ascending or all
  *     descending, is the storage order read forwards or backwards:
  *     orderByConsumed.
+ *   - group=C (p_counters: group=p, order=ts): each block holds rows of one
+ *     value of column C, and the order column grows within the blocks of
+ *     that value, not across values. With an equality on C the plan reads
+ *     only that value's blocks, seeks the order column's bounds among them
+ *     and consumes ORDER BY it; without one every block is a candidate
+ *     (the zone maps still skip them) and the order is not consumed.
  * Every constraint keeps omit = 0: SQLite tests it again, so the module
  * only has to be conservative (skip only what cannot match: a value of
  * another type than the column, a collation other than BINARY, a real,
@@ -71,6 +77,10 @@ static void vt_free(struct bvtab *vt)
 	sqlite3_finalize(vt->st_data);
 	for (uint32_t c = 0; c < vt->ncols; c++)
 		sqlite3_free(vt->cname[c]);
+	for (uint32_t g = 0; g < vt->ngroups; g++)
+		sqlite3_free(vt->groups[g].blocks);
+	sqlite3_free(vt->groups);
+	blockvtab_cache_free(vt);
 	sqlite3_free(vt->name);
 	sqlite3_free(vt->schema);
 	sqlite3_free(vt->start);
@@ -142,7 +152,7 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 		      sqlite3_vtab **out, char **err)
 {
 	struct bvtab *vt = sqlite3_malloc(sizeof(*vt));
-	const char *rowid = NULL, *order = NULL;
+	const char *rowid = NULL, *order = NULL, *group = NULL;
 	char *decl = NULL;
 	int rc = SQLITE_NOMEM;
 
@@ -154,6 +164,7 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 	vt->db = db;
 	vt->rowid_col = POS_COL;
 	vt->order_col = -1;
+	vt->group_col = -1;
 	vt->schema = sqlite3_mprintf("%s", argv[1]);
 	vt->name = sqlite3_mprintf("%s", argv[2]);
 	if (vt->schema == NULL || vt->name == NULL)
@@ -166,6 +177,8 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 			rowid = a + 6;
 		else if (strncasecmp(a, "order=", 6) == 0)
 			order = a + 6;
+		else if (strncasecmp(a, "group=", 6) == 0)
+			group = a + 6;
 		else if ((rc = parse_col(vt, a, err)) != SQLITE_OK)
 			goto fail;
 	}
@@ -183,6 +196,12 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 	if (order != NULL && ((vt->order_col = col_index(vt, order, strlen(order))) < 0 ||
 			      vt->type[vt->order_col] != CB_INT)) {
 		*err = sqlite3_mprintf("wsr_blocks: order=%s is not an INTEGER column", order);
+		goto fail;
+	}
+	if (group != NULL && ((vt->group_col = col_index(vt, group, strlen(group))) < 0 ||
+			      vt->type[vt->group_col] != CB_INT || vt->group_col == vt->order_col ||
+			      vt->group_col == vt->rowid_col)) {
+		*err = sqlite3_mprintf("wsr_blocks: group=%s is not another INTEGER column", group);
 		goto fail;
 	}
 	decl = sqlite3_mprintf("CREATE TABLE x(");
@@ -226,6 +245,47 @@ static int vt_disconnect(sqlite3_vtab *v)
 	return SQLITE_OK;
 }
 
+void blockvtab_cache_free(struct bvtab *vt)
+{
+	int k = 0;
+
+	for (int i = 0; i < vt->ncache; i++) {
+		if (vt->cache[i]->refs > 0) {
+			vt->cache[k++] = vt->cache[i];
+			continue;
+		}
+		cb_free(&vt->cache[i]->blk);
+		sqlite3_free(vt->cache[i]->buf);
+		sqlite3_free(vt->cache[i]);
+	}
+	vt->ncache = k;
+	if (k == 0) {
+		sqlite3_free(vt->cache);
+		vt->cache = NULL;
+	}
+}
+
+struct bgroup *blockvtab_group(struct bvtab *vt, int64_t value, bool add)
+{
+	for (uint32_t g = 0; g < vt->ngroups; g++)
+		if (vt->groups[g].value == value)
+			return &vt->groups[g];
+	if (!add)
+		return NULL;
+	if (vt->ngroups == vt->capgroups) {
+		uint32_t cap = vt->capgroups > 0 ? 2 * vt->capgroups : 8;
+		struct bgroup *gs = sqlite3_realloc64(vt->groups, (uint64_t)cap * sizeof(*gs));
+		if (gs == NULL)
+			return NULL;
+		vt->groups = gs;
+		vt->capgroups = cap;
+	}
+	struct bgroup *g = &vt->groups[vt->ngroups++];
+	memset(g, 0, sizeof(*g));
+	g->value = value;
+	return g;
+}
+
 int blockvtab_zones_refresh(struct bvtab *vt)
 {
 	int rc;
@@ -251,6 +311,9 @@ int blockvtab_zones_refresh(struct bvtab *vt)
 		return SQLITE_OK;
 	if (last + 1 < (int64_t)vt->nz)
 		vt->nz = 0; /* fewer blocks than before (rewritten): read them all again */
+	if (vt->nz == 0)
+		for (uint32_t g = 0; g < vt->ngroups; g++)
+			vt->groups[g].n = 0;
 	if (last >= (int64_t)UINT32_MAX - 1)
 		return blockvtab_error(vt, SQLITE_CORRUPT, "%s_zone: block id %lld", vt->name,
 				(long long)last);
@@ -285,16 +348,46 @@ int blockvtab_zones_refresh(struct bvtab *vt)
 			goto out;
 		}
 		struct cb_zone *zc = ZC(vt, vt->nz);
+		struct bgroup *g = NULL;
+		if (vt->group_col >= 0) {
+			if (zc[vt->group_col].nnull > 0 ||
+			    zc[vt->group_col].min != zc[vt->group_col].max) {
+				rc = blockvtab_error(vt, SQLITE_CORRUPT,
+						     "%s_zone: block %lld holds more than one %s",
+						     vt->name, (long long)id, vt->cname[vt->group_col]);
+				goto out;
+			}
+			if ((g = blockvtab_group(vt, zc[vt->group_col].min, true)) == NULL) {
+				rc = SQLITE_NOMEM;
+				goto out;
+			}
+		}
+		/* the block before in storage order (of its group, with group=) */
+		int64_t prev = g != NULL ? (g->n > 0 ? (int64_t)g->blocks[g->n - 1] : -1)
+					 : (int64_t)vt->nz - 1;
 		if ((vt->rowid_col >= 0 && zc[vt->rowid_col].nnull > 0) ||
 		    (vt->order_col >= 0 && zc[vt->order_col].nnull > 0) ||
 		    (vt->nz > 0 && vt->rowid_col >= 0 &&
 		     zc[vt->rowid_col].min <= ZC(vt, vt->nz - 1)[vt->rowid_col].max) ||
-		    (vt->nz > 0 && vt->order_col >= 0 &&
-		     zc[vt->order_col].min < ZC(vt, vt->nz - 1)[vt->order_col].max)) {
+		    (prev >= 0 && vt->order_col >= 0 &&
+		     zc[vt->order_col].min < ZC(vt, prev)[vt->order_col].max)) {
 			rc = blockvtab_error(vt, SQLITE_CORRUPT,
-				      "%s_zone: block %lld is out of order with the one before",
-				      vt->name, (long long)id);
+					     "%s_zone: block %lld is out of order with the one before",
+					     vt->name, (long long)id);
 			goto out;
+		}
+		if (g != NULL) {
+			if (g->n == g->cap) {
+				uint32_t cap = g->cap > 0 ? 2 * g->cap : 16;
+				uint32_t *b = sqlite3_realloc64(g->blocks, (uint64_t)cap * sizeof(*b));
+				if (b == NULL) {
+					rc = SQLITE_NOMEM;
+					goto out;
+				}
+				g->blocks = b;
+				g->cap = cap;
+			}
+			g->blocks[g->n++] = vt->nz;
 		}
 		vt->start[vt->nz + 1] = vt->start[vt->nz] + n;
 		vt->nz++;
@@ -308,8 +401,11 @@ int blockvtab_zones_refresh(struct bvtab *vt)
 		rc = SQLITE_OK;
 out:
 	sqlite3_reset(vt->st_zones);
-	if (rc != SQLITE_OK)
+	if (rc != SQLITE_OK) {
 		vt->nz = 0;
+		for (uint32_t g = 0; g < vt->ngroups; g++)
+			vt->groups[g].n = 0;
+	}
 	return rc;
 }
 
@@ -325,7 +421,7 @@ static int vt_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 	struct bvtab *vt = (struct bvtab *)v;
 	double rows, cost;
 	int argv = 0, nused = 0;
-	bool unique = false;
+	bool unique = false, group_eq = false;
 	char plan[512];
 	size_t off = 0;
 	uint64_t used = info->colUsed;
@@ -389,7 +485,12 @@ static int vt_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 		if (col >= 0)
 			used |= col < 63 ? (uint64_t)1 << col : (uint64_t)1 << 63;
 		/* the estimates: a bound on a key column a quarter, equality one block */
-		if (col == vt->rowid_col && op == F_EQ) {
+		if (col >= 0 && col == vt->group_col && op == F_EQ) {
+			group_eq = true;
+			double n = vt->ngroups > 0 ? vt->ngroups : 4;
+			rows /= n;
+			cost /= n;
+		} else if (col == vt->rowid_col && op == F_EQ) {
 			unique = true;
 			rows = 1;
 			cost = per_block < cost ? per_block : cost;
@@ -413,14 +514,16 @@ static int vt_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 			cost *= 0.95;
 		}
 	}
-	/* the storage order, forwards or backwards */
+	/* the storage order, forwards or backwards (with group=: of one group) */
 	bool desc = false;
 	if (info->nOrderBy > 0) {
-		bool ok = true;
+		bool ok = vt->group_col < 0 || group_eq;
 		desc = info->aOrderBy[0].desc;
 		for (int k = 0; k < info->nOrderBy && ok; k++) {
 			int col = info->aOrderBy[k].iColumn < 0 ? vt->rowid_col
 								: info->aOrderBy[k].iColumn;
+			if (col >= 0 && col == vt->group_col)
+				continue; /* one value */
 			if (info->aOrderBy[k].desc != desc)
 				ok = false;
 			else if (col == vt->rowid_col)

@@ -33,6 +33,20 @@ enum fop {
 	F_IN
 };
 
+/* A decoded block, shared by the cursors of a vtab (the statements of a
+ * report open and close cursors at every correlated subquery: a block
+ * decoded for one is there for the next). refs: cursors on it. */
+struct bslot {
+	struct cb_block blk;
+	uint8_t *buf; /* the blob, which blk's dictionaries point into */
+	size_t cap;
+	int64_t bno; /* -1: none */
+	uint64_t used_at;
+	int refs;
+};
+
+#define BCACHE_MIN 8 /* slots kept decoded; more only while cursors hold them */
+
 struct bvtab {
 	sqlite3_vtab base;
 	sqlite3 *db;
@@ -42,11 +56,21 @@ struct bvtab {
 	uint8_t type[CB_MAX_COLS];
 	int rowid_col; /* POS_COL: the position */
 	int order_col; /* -1: none */
+	int group_col; /* -1: none; else each block holds one value of it */
+	/* group=: the blocks of each value of group_col, in id order */
+	struct bgroup {
+		int64_t value;
+		uint32_t *blocks, n, cap;
+	} *groups;
+	uint32_t ngroups, capgroups;
 	/* the zone cache: nz blocks; zc holds ncols zones per block */
 	uint32_t nz, capz;
 	int64_t *start; /* nz + 1 entries: position of each block's first row */
 	struct cb_zone *zc;
 	sqlite3_stmt *st_last, *st_zones, *st_data;
+	struct bslot **cache;
+	int ncache;
+	uint64_t clock;
 };
 
 /* One constraint of the plan, with its value from xFilter. */
@@ -71,16 +95,16 @@ struct filt {
 
 struct bcur {
 	sqlite3_vtab_cursor base;
-	struct cb_block blk;
-	uint8_t *buf;
-	size_t bufcap;
-	int64_t bno; /* the block in blk, -1: none */
+	struct bslot *sl;     /* the current block (a reference), NULL: none */
+	struct cb_block *blk; /* sl's, when sl is not NULL */
+	int64_t bno;          /* sl's block id, -1: none */
 	bool desc, eof;
 	bool in_block; /* r and r_end are set for block b */
 	uint64_t used; /* columns to decode */
 	struct filt f[32];
 	int nf;
-	int64_t b, b_end; /* the current block, and the one after the last (in direction) */
+	int group; /* the group the plan reads (its blocks only), -1: every block */
+	int64_t b, b_end; /* the current position in the blocks read, and the end (in direction) */
 	int64_t r, r_end;  /* the current row, and the one after the last, in the block */
 	int64_t rlo, rhi, olo, ohi;
 };
@@ -91,6 +115,10 @@ struct bcur {
 /* Sets the vtab's error message; returns rc. */
 int blockvtab_error(struct bvtab *vt, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The group of value (added when add and new; NULL: none, or out of memory). */
+struct bgroup *blockvtab_group(struct bvtab *vt, int64_t value, bool add);
+/* Frees the decoded blocks no cursor holds (all, at disconnect). */
+void blockvtab_cache_free(struct bvtab *vt);
 /* Reads the zone maps of the blocks added since the last call. */
 int blockvtab_zones_refresh(struct bvtab *vt);
 

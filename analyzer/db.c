@@ -22,9 +22,9 @@
  *   - Readers open with SQLITE_OPEN_READONLY and check user_version and
  *     that meta names the schema_version (a database without meta is refused).
  *   - Every connection made here has the wsr_blocks module (blockvtab.h),
- *     which serves the table events; db_open_ro() connects it before it
- *     returns (the module declares its columns, which a read-only
- *     authorizer installed later would refuse).
+ *     which serves the tables events and p_counters; db_open_ro() connects
+ *     them before it returns (the module declares its columns, which a
+ *     read-only authorizer installed later would refuse).
  *   - db_check_replaceable(): only a file that is an SQLite database with a
  *     wsr meta table may be replaced by `wsr ingest --force`.
  * Concurrency: none.
@@ -176,6 +176,44 @@ int db_finish(sqlite3 *db, struct wsr_err *err)
 	return 0;
 }
 
+/*
+ * Connects the module of every wsr_blocks table (events, p_counters) now,
+ * before a caller's authorizer (the viewer's allows reads only) would refuse
+ * the table declaration the module makes when a statement first names one.
+ */
+static int connect_block_tables(sqlite3 *db, const char *path, struct wsr_err *err)
+{
+	sqlite3_stmt *names = NULL, *st = NULL;
+	int rc, ret = 0;
+
+	if (sqlite3_prepare_v2(db,
+			       "SELECT name FROM sqlite_schema WHERE type = 'table' AND "
+			       "sql LIKE 'CREATE VIRTUAL TABLE % USING wsr_blocks(%'",
+			       -1, &names, NULL) != SQLITE_OK) {
+		err_input(err, "%s: reading its schema: %s", path, sqlite3_errmsg(db));
+		return -1;
+	}
+	while (ret == 0 && (rc = sqlite3_step(names)) == SQLITE_ROW) {
+		char *q = sqlite3_mprintf("SELECT rowid FROM \"%w\" LIMIT 0",
+					  (const char *)sqlite3_column_text(names, 0));
+		if (q == NULL || sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) {
+			err_input(err, "%s: cannot read table %s: %s", path,
+				  (const char *)sqlite3_column_text(names, 0),
+				  q == NULL ? "out of memory" : sqlite3_errmsg(db));
+			ret = -1;
+		}
+		sqlite3_free(q);
+		sqlite3_finalize(st);
+		st = NULL;
+	}
+	if (ret == 0 && rc != SQLITE_DONE) {
+		err_input(err, "%s: reading its schema: %s", path, sqlite3_errmsg(db));
+		ret = -1;
+	}
+	sqlite3_finalize(names);
+	return ret;
+}
+
 int db_open_ro(const char *path, sqlite3 **out, struct wsr_err *err)
 {
 	sqlite3 *db = NULL;
@@ -226,14 +264,10 @@ int db_open_ro(const char *path, sqlite3 **out, struct wsr_err *err)
 			  path);
 		goto out;
 	}
-	/* Connect events' module now, before a caller's authorizer (the viewer's
-	 * allows reads only) would refuse the table declaration it makes. */
 	sqlite3_finalize(st);
 	st = NULL;
-	if (sqlite3_prepare_v2(db, "SELECT id FROM events LIMIT 0", -1, &st, NULL) != SQLITE_OK) {
-		err_input(err, "%s: cannot read its events: %s", path, sqlite3_errmsg(db));
+	if (connect_block_tables(db, path, err) < 0)
 		goto out;
-	}
 	ret = 0;
 out:
 	sqlite3_finalize(st);

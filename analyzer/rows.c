@@ -76,6 +76,7 @@ struct col {
 struct table {
 	const char *name;
 	bool block;         /* written as column blocks (NAME_block, NAME_zone) */
+	int group;          /* block tables: blocks per value of this column (-1: none) */
 	const char *verb;   /* "INSERT", "INSERT OR REPLACE" */
 	const char *suffix; /* after the VALUES tuple: an upsert clause (not batched) */
 	const struct col *cols;
@@ -86,13 +87,13 @@ struct table {
  {                              \
 #  f, offsetof(struct st, f), k \
  }
-#define TABLE(n, verb, sfx, c)                            \
- {                                                        \
-  n, false, verb, sfx, c, (int)(sizeof(c) / sizeof(c[0])) \
+#define TABLE(n, verb, sfx, c)                                \
+ {                                                            \
+  n, false, -1, verb, sfx, c, (int)(sizeof(c) / sizeof(c[0])) \
  }
-#define BLOCK_TABLE(n, c)                                  \
- {                                                         \
-  n, true, "INSERT", NULL, c, (int)(sizeof(c) / sizeof(c[0])) \
+#define BLOCK_TABLE(n, group, c)                                    \
+ {                                                                  \
+  n, true, group, "INSERT", NULL, c, (int)(sizeof(c) / sizeof(c[0])) \
  }
 
 static const struct col cols_event[] = {
@@ -187,11 +188,12 @@ static const struct col cols_dag_edge[] = {
 };
 
 static const struct table tables[ROWS_TABLES] = {
-	[ROWS_EVENTS] = BLOCK_TABLE("events", cols_event),
+	[ROWS_EVENTS] = BLOCK_TABLE("events", -1, cols_event),
 	[ROWS_G_INTERVAL] = TABLE("g_interval", "INSERT", NULL, cols_g_interval),
 	[ROWS_P_STATE] = TABLE("p_state", "INSERT", NULL, cols_p_state),
 	[ROWS_M_STATE] = TABLE("m_state", "INSERT", NULL, cols_m_state),
-	[ROWS_P_COUNTERS] = TABLE("p_counters", "INSERT", NULL, cols_p_counters),
+	/* one block stream per P (column 0, p): the readers go by (p, ts) */
+	[ROWS_P_COUNTERS] = BLOCK_TABLE("p_counters", 0, cols_p_counters),
 	[ROWS_STEALS] = TABLE("steals", "INSERT", NULL, cols_steal),
 	[ROWS_SPILLS] = TABLE("spills", "INSERT", NULL, cols_queue_op),
 	[ROWS_GLOBAL_GETS] = TABLE("global_gets", "INSERT", NULL, cols_queue_op),
@@ -222,15 +224,18 @@ struct val {
 
 #define MAX_COLS 20
 
-/* Up to BLOCK_ROWS rows of a block table, column by column (texts: offsets
- * and lengths in `text`). */
+/* Up to BLOCK_ROWS rows of a block table, column by column: column c's
+ * values at v + c * BLOCK_ROWS (texts: offsets and lengths in `text`). */
 struct block_build {
 	uint32_t nrows;
-	int64_t v[MAX_COLS][BLOCK_ROWS];
-	uint32_t len[MAX_COLS][BLOCK_ROWS];
-	uint8_t null[MAX_COLS][BLOCK_ROWS];
+	int64_t *v;
+	uint32_t *len;
+	uint8_t *null;
 	struct sbuf text;
 };
+
+/* Groups (P ids) a grouped block table may have. */
+#define MAX_GROUPS 4096
 
 /* Up to BATCH_ROWS rows of one table and the texts they bind, or (blk not
  * NULL) a block of a block table. */
@@ -278,6 +283,8 @@ struct rows {
 	struct block_build *bspare[ROWS_TABLES][BLOCK_POOL]; /* under mu */
 	int nbspare[ROWS_TABLES];
 	struct block_build *build[ROWS_TABLES]; /* block tables: being filled (adder) */
+	struct block_build **gbuild[ROWS_TABLES]; /* grouped: being filled, per value */
+	int ngbuild[ROWS_TABLES];
 	int64_t nblocks[ROWS_TABLES];           /* blocks written (the writer) */
 	struct sbuf blob, zone;                 /* the writer's encoding buffers */
 	pthread_t writer;
@@ -356,9 +363,9 @@ static int write_block(struct rows *rw, int k, const struct block_build *bb)
 	for (int c = 0; c < t->ncols; c++)
 		cols[c] = (struct cb_col_in){
 			.type = t->cols[c].kind == C_TEXT ? CB_TEXT : CB_INT,
-			.null = bb->null[c],
-			.v = bb->v[c],
-			.len = bb->len[c],
+			.null = bb->null + (size_t)c * BLOCK_ROWS,
+			.v = bb->v + (size_t)c * BLOCK_ROWS,
+			.len = bb->len + (size_t)c * BLOCK_ROWS,
 			.text = bb->text.buf,
 		};
 	rw->blob.len = 0;
@@ -461,8 +468,9 @@ static int writer_failed(const char *msg, struct wsr_err *err)
 	return -1;
 }
 
-/* Queues table k's current batch and takes a spare one for it. */
-static int submit(struct rows *rw, int k, struct wsr_err *err)
+/* Queues table k's current batch and takes a spare one for it; for a block
+ * table, also a spare block into *refill. */
+static int submit(struct rows *rw, int k, struct block_build **refill, struct wsr_err *err)
 {
 	char msg[sizeof(rw->errmsg)];
 	bool failed;
@@ -477,14 +485,17 @@ static int submit(struct rows *rw, int k, struct wsr_err *err)
 	rw->qlen++;
 	rw->cur[k] = rw->spare[--rw->nspare];
 	rw->cur[k]->table = k;
-	if (tables[k].block) {
-		/* and a spare block to fill (one comes back with each written block) */
+	if (refill != NULL) {
+		/* and a spare block to fill (one comes back with each written block:
+		 * the writer must not sleep on fewer than WAKE_AT batches meanwhile) */
 		while (rw->nbspare[k] == 0) {
+			if (rw->writer_waits)
+				pthread_cond_signal(&rw->work);
 			rw->adder_waits = true;
 			pthread_cond_wait(&rw->room, &rw->mu);
 			rw->adder_waits = false;
 		}
-		rw->build[k] = rw->bspare[k][--rw->nbspare[k]];
+		*refill = rw->bspare[k][--rw->nbspare[k]];
 	}
 	failed = rw->failed;
 	memcpy(msg, rw->errmsg, sizeof(msg));
@@ -532,6 +543,35 @@ static int prepare_tables(struct rows *rw, struct wsr_err *err)
 	return 0;
 }
 
+static void build_free(struct block_build *bb)
+{
+	if (bb == NULL)
+		return;
+	sb_free(&bb->text);
+	free(bb->v);
+	free(bb->len);
+	free(bb->null);
+	free(bb);
+}
+
+static struct block_build *build_new(int ncols)
+{
+	struct block_build *bb = calloc(1, sizeof(*bb));
+	size_t n = (size_t)ncols * BLOCK_ROWS;
+
+	if (bb == NULL)
+		return NULL;
+	sb_init(&bb->text);
+	bb->v = malloc(n * sizeof(*bb->v));
+	bb->len = calloc(n, sizeof(*bb->len));
+	bb->null = malloc(n);
+	if (bb->v == NULL || bb->len == NULL || bb->null == NULL) {
+		build_free(bb);
+		return NULL;
+	}
+	return bb;
+}
+
 struct rows *rows_create(sqlite3 *db, struct wsr_err *err)
 {
 	struct rows *rw = calloc(1, sizeof(*rw));
@@ -552,13 +592,12 @@ struct rows *rows_create(sqlite3 *db, struct wsr_err *err)
 		if (!tables[k].block)
 			continue;
 		for (int i = 0; i < BLOCK_POOL; i++) {
-			struct block_build *bb = calloc(1, sizeof(*bb));
+			struct block_build *bb = build_new(tables[k].ncols);
 			if (bb == NULL) {
 				err_push(err, "out of memory");
 				goto fail;
 			}
-			sb_init(&bb->text);
-			if (i == 0)
+			if (i == 0 && tables[k].group < 0)
 				rw->build[k] = bb;
 			else
 				rw->bspare[k][rw->nbspare[k]++] = bb;
@@ -610,17 +649,13 @@ void rows_destroy(struct rows *rw)
 		free(rw->all[i]);
 	}
 	for (int k = 0; k < ROWS_TABLES; k++) {
-		/* after the join every block is back: the one being filled, the spares */
-		struct block_build *bbs[BLOCK_POOL + 1];
-		int n = 0;
-		if (rw->build[k] != NULL)
-			bbs[n++] = rw->build[k];
+		/* after the join every block is back: those being filled, the spares */
+		build_free(rw->build[k]);
+		for (int g = 0; g < rw->ngbuild[k]; g++)
+			build_free(rw->gbuild[k][g]);
+		free(rw->gbuild[k]);
 		for (int i = 0; i < rw->nbspare[k]; i++)
-			bbs[n++] = rw->bspare[k][i];
-		for (int i = 0; i < n; i++) {
-			sb_free(&bbs[i]->text);
-			free(bbs[i]);
-		}
+			build_free(rw->bspare[k][i]);
 	}
 	sb_free(&rw->blob);
 	sb_free(&rw->zone);
@@ -653,32 +688,70 @@ static int arena_put(struct batch *b, const char *s, struct val *v)
 	return 0;
 }
 
+/* The block being filled for the row at base of block table k: the
+ * table's, or (grouped) its group's, made on the group's first row. */
+static struct block_build **build_for(struct rows *rw, enum rows_table k, const char *base,
+				      struct wsr_err *err)
+{
+	const struct table *t = &tables[k];
+	int64_t g;
+
+	if (t->group < 0)
+		return &rw->build[k];
+	memcpy(&g, base + t->cols[t->group].off, sizeof(g));
+	if (g < 0 || g >= MAX_GROUPS) {
+		err_push(err, "%s: %s %lld out of range 0..%d", t->name, t->cols[t->group].name,
+			 (long long)g, MAX_GROUPS - 1);
+		return NULL;
+	}
+	if (g >= rw->ngbuild[k]) {
+		struct block_build **gb =
+			realloc(rw->gbuild[k], (size_t)(g + 1) * sizeof(*rw->gbuild[k]));
+		if (gb == NULL)
+			goto oom;
+		memset(gb + rw->ngbuild[k], 0,
+		       (size_t)(g + 1 - rw->ngbuild[k]) * sizeof(*rw->gbuild[k]));
+		rw->gbuild[k] = gb;
+		rw->ngbuild[k] = (int)g + 1;
+	}
+	if (rw->gbuild[k][g] == NULL && (rw->gbuild[k][g] = build_new(t->ncols)) == NULL)
+		goto oom;
+	return &rw->gbuild[k][g];
+oom:
+	err_push(err, "out of memory");
+	return NULL;
+}
+
 /* Adds a row to block table k's block; a full block goes to the writer. */
 static int add_block_row(struct rows *rw, enum rows_table k, const char *base,
 			 struct wsr_err *err)
 {
 	const struct table *t = &tables[k];
-	struct block_build *bb = rw->build[k];
+	struct block_build **slot = build_for(rw, k, base, err);
+	if (slot == NULL)
+		return -1;
+	struct block_build *bb = *slot;
 	uint32_t r = bb->nrows;
 
 	for (int c = 0; c < t->ncols; c++) {
 		const struct col *cl = &t->cols[c];
+		size_t at = (size_t)c * BLOCK_ROWS + r;
 		if (cl->kind == C_TEXT) {
 			const char *s;
 			memcpy(&s, base + cl->off, sizeof(s));
-			bb->null[c][r] = s == NULL;
+			bb->null[at] = s == NULL;
 			if (s != NULL) {
 				size_t n = strlen(s);
-				bb->v[c][r] = (int64_t)bb->text.len;
-				bb->len[c][r] = (uint32_t)n;
+				bb->v[at] = (int64_t)bb->text.len;
+				bb->len[at] = (uint32_t)n;
 				sb_add(&bb->text, s, n);
 			}
 			continue;
 		}
 		int64_t x;
 		memcpy(&x, base + cl->off, sizeof(x));
-		bb->null[c][r] = (cl->kind == C_OPT && x == ROW_NULL) || (cl->kind == C_ID && x < 0);
-		bb->v[c][r] = x;
+		bb->null[at] = (cl->kind == C_OPT && x == ROW_NULL) || (cl->kind == C_ID && x < 0);
+		bb->v[at] = x;
 	}
 	if (bb->text.oom) {
 		err_push(err, "out of memory");
@@ -687,8 +760,8 @@ static int add_block_row(struct rows *rw, enum rows_table k, const char *base,
 	if (++bb->nrows < BLOCK_ROWS)
 		return 0;
 	rw->cur[k]->blk = bb;
-	rw->build[k] = NULL;
-	return submit(rw, k, err);
+	*slot = NULL;
+	return submit(rw, k, slot, err);
 }
 
 int rows_add(struct rows *rw, enum rows_table k, const void *row, struct wsr_err *err)
@@ -722,7 +795,7 @@ int rows_add(struct rows *rw, enum rows_table k, const void *row, struct wsr_err
 	}
 	b->nrows++;
 	if (b->nrows == (rw->st[k].many != NULL ? BATCH_ROWS : 1))
-		return submit(rw, k, err);
+		return submit(rw, k, NULL, err);
 	return 0;
 oom:
 	err_push(err, "out of memory");
@@ -735,13 +808,20 @@ int rows_flush(struct rows *rw, struct wsr_err *err)
 	bool failed;
 
 	for (int k = 0; k < ROWS_TABLES; k++) {
-		if (tables[k].block && rw->build[k]->nrows > 0) {
-			rw->cur[k]->blk = rw->build[k];
-			rw->build[k] = NULL;
-			if (submit(rw, k, err) < 0)
+		if (!tables[k].block) {
+			if (rw->cur[k]->nrows > 0 && submit(rw, k, NULL, err) < 0)
 				return -1;
-		} else if (rw->cur[k]->nrows > 0 && submit(rw, k, err) < 0) {
-			return -1;
+			continue;
+		}
+		int n = tables[k].group < 0 ? 1 : rw->ngbuild[k];
+		for (int g = 0; g < n; g++) {
+			struct block_build **slot = tables[k].group < 0 ? &rw->build[k] : &rw->gbuild[k][g];
+			if (*slot == NULL || (*slot)->nrows == 0)
+				continue;
+			rw->cur[k]->blk = *slot;
+			*slot = NULL;
+			if (submit(rw, k, slot, err) < 0)
+				return -1;
 		}
 	}
 	pthread_mutex_lock(&rw->mu);

@@ -271,15 +271,20 @@ CREATE TABLE global_gets (
 -- prints it), runnext = the G in the runnext slot (0: empty), schedticks =
 -- the P's schedtick as the runtime counts it: g_run events that do not
 -- inherit the time slice (inherit = 0); runs = every g_run on the P so far.
-CREATE TABLE p_counters (
-  p          INTEGER NOT NULL,
-  ts         INTEGER NOT NULL,
-  runq       INTEGER NOT NULL,
-  runnext    INTEGER NOT NULL,
-  schedticks INTEGER NOT NULL,
-  runs       INTEGER NOT NULL,
-  PRIMARY KEY (p, ts)
-) WITHOUT ROWID;
+-- A virtual table (module wsr_blocks) over column blocks like events, one
+-- block stream per P (group=p): p = ? AND ts <= ? ORDER BY ts DESC reads
+-- that P's blocks only, seeks ts by their zone maps and needs no sort.
+-- rowid: the row's position in the blocks.
+CREATE TABLE p_counters_block (
+  id   INTEGER PRIMARY KEY,  -- block number; each block holds one P's rows
+  data BLOB NOT NULL
+);
+CREATE TABLE p_counters_zone (
+  id   INTEGER PRIMARY KEY,  -- p_counters_block.id
+  zone BLOB NOT NULL
+);
+CREATE VIRTUAL TABLE p_counters USING wsr_blocks(group=p, order=ts,
+  p INTEGER, ts INTEGER, runq INTEGER, runnext INTEGER, schedticks INTEGER, runs INTEGER);
 
 -- Each field of each runtime schedtrace snapshot beside the reconstruction
 -- (analyzer/schedcheck.c has the rule): snap_id/snap_ts the schedtrace

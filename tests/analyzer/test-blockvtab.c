@@ -495,3 +495,111 @@ WSR_TEST(blockvtab_read_only_and_module_required)
 	unlink(dbpath);
 	sb_free(&text);
 }
+
+/* group=p: blocks of one P each (like p_counters), against a plain table. */
+WSR_TEST_TIMEOUT(blockvtab_groups_answer_as_a_table, 60)
+{
+	static const uint8_t gtypes[3] = {CB_INT, CB_INT, CB_INT};
+	snprintf(dbpath, sizeof(dbpath), "/tmp/wsr-test-blockvtab-%d.db", (int)getpid());
+	unlink(dbpath);
+	sqlite3 *db = open_db(true);
+	exec(db, "CREATE TABLE u_block (id INTEGER PRIMARY KEY, data BLOB NOT NULL);"
+		 "CREATE TABLE u_zone (id INTEGER PRIMARY KEY, zone BLOB NOT NULL);"
+		 "CREATE VIRTUAL TABLE u USING wsr_blocks(group=p, order=ts, p INTEGER, "
+		 "ts INTEGER, runs INTEGER);"
+		 "CREATE TABLE plain (p INTEGER, ts INTEGER, runs INTEGER); BEGIN");
+	rng = 77;
+	/* rows in time order, P by P into blocks of random sizes */
+	enum { NP = 4, N = 4000 };
+	static int64_t bv[NP][3][N];
+	static uint8_t bn[NP][3][N];
+	int nb[NP] = {0}, nblock = 0;
+	sqlite3_stmt *ins = NULL, *bl = NULL, *zn = NULL;
+	ASSERT_EQ(sqlite3_prepare_v2(db, "INSERT INTO plain VALUES (?, ?, ?)", -1, &ins, NULL),
+		  SQLITE_OK);
+	ASSERT_EQ(sqlite3_prepare_v2(db, "INSERT INTO u_block VALUES (?, ?)", -1, &bl, NULL),
+		  SQLITE_OK);
+	ASSERT_EQ(sqlite3_prepare_v2(db, "INSERT INTO u_zone VALUES (?, ?)", -1, &zn, NULL),
+		  SQLITE_OK);
+	int64_t ts = 100;
+	for (int i = 0; i < N; i++) {
+		int p = (int)(rnd() % (i < N / 2 ? NP : NP - 1)); /* P 3 stops early */
+		ts += (int64_t)(rnd() % 3);
+		int64_t row[3] = {p, ts, (int64_t)i};
+		for (int c = 0; c < 3; c++) {
+			bv[p][c][nb[p]] = row[c];
+			bn[p][c][nb[p]] = 0;
+			sqlite3_bind_int64(ins, c + 1, row[c]);
+		}
+		ASSERT_EQ(sqlite3_step(ins), SQLITE_DONE);
+		sqlite3_reset(ins);
+		nb[p]++;
+		for (int q = 0; q < NP; q++) {
+			bool last = i == N - 1;
+			if (nb[q] == 0 || (!last && (q != p || rnd() % 40 != 0)))
+				continue;
+			struct cb_col_in cols[3];
+			for (int c = 0; c < 3; c++)
+				cols[c] = (struct cb_col_in){gtypes[c], bn[q][c], bv[q][c], NULL, NULL};
+			struct sbuf b, z;
+			sb_init(&b);
+			sb_init(&z);
+			ASSERT_EQ(cb_encode(cols, 3, (uint32_t)nb[q], &b, &z, NULL), 0);
+			sqlite3_bind_int(bl, 1, nblock);
+			sqlite3_bind_blob(bl, 2, b.buf, (int)b.len, SQLITE_TRANSIENT);
+			sqlite3_bind_int(zn, 1, nblock);
+			sqlite3_bind_blob(zn, 2, z.buf, (int)z.len, SQLITE_TRANSIENT);
+			ASSERT_EQ(sqlite3_step(bl), SQLITE_DONE);
+			ASSERT_EQ(sqlite3_step(zn), SQLITE_DONE);
+			sqlite3_reset(bl);
+			sqlite3_reset(zn);
+			sb_free(&b);
+			sb_free(&z);
+			nblock++;
+			nb[q] = 0;
+		}
+	}
+	sqlite3_finalize(ins);
+	sqlite3_finalize(bl);
+	sqlite3_finalize(zn);
+	exec(db, "COMMIT");
+	static const struct query gq[] = {
+		{"SELECT * FROM X", "", false},
+		{"SELECT ts, runs FROM X WHERE p = ?1 AND ts <= ?2 ORDER BY ts DESC, runs DESC LIMIT 3",
+		 "pt", true},
+		{"SELECT runs FROM X WHERE p = ?1 AND ts > ?2 ORDER BY ts, runs LIMIT 2", "pt", true},
+		{"SELECT ts FROM X WHERE p = ?1 AND ts <= ?2 ORDER BY ts DESC LIMIT 1", "pt", true},
+		{"SELECT * FROM X WHERE p = ?1", "p", false},
+		{"SELECT * FROM X WHERE p IN (?1, 2) AND ts BETWEEN ?2 AND ?3", "ptt", false},
+		{"SELECT * FROM X WHERE ts >= ?1 AND ts < ?2 ORDER BY ts, runs", "tt", true},
+		{"SELECT p, max(runs), count(*) FROM X GROUP BY p", "", false},
+		{"SELECT (SELECT max(ts) FROM X x2 WHERE x2.p = c.p AND x2.ts <= c.ts) FROM plain c "
+		 "WHERE c.runs % 37 = 0",
+		 "", false},
+	};
+	for (size_t q = 0; q < sizeof(gq) / sizeof(gq[0]); q++) {
+		for (int round = 0; round < 40; round++) {
+			int64_t par[4];
+			int npar = (int)strlen(gq[q].par);
+			for (int k = 0; k < npar; k++)
+				par[k] = gq[q].par[k] == 'p' ? (int64_t)(rnd() % 6) - 1
+							     : 90 + (int64_t)(rnd() % (N + 20));
+			char *a = answer(db, gq[q].sql, "u", par, npar, gq[q].ordered);
+			char *b = answer(db, gq[q].sql, "plain", par, npar, gq[q].ordered);
+			if (strcmp(a, b) != 0)
+				wsrtest_fail(__FILE__, __LINE__,
+					     "%s (%lld, %lld): the vtab gives\n%.600s\nthe table\n%.600s",
+					     gq[q].sql, npar > 0 ? (long long)par[0] : 0,
+					     npar > 1 ? (long long)par[1] : 0, a, b);
+			free(a);
+			free(b);
+			if (npar == 0)
+				break;
+		}
+	}
+	plan_has(db, "SELECT ts FROM u WHERE p = 1 AND ts <= 5 ORDER BY ts DESC LIMIT 1",
+		 "VIRTUAL TABLE", "TEMP B-TREE");
+	plan_has(db, "SELECT ts FROM u WHERE ts <= 5 ORDER BY ts DESC LIMIT 1", "TEMP B-TREE", NULL);
+	sqlite3_close(db);
+	unlink(dbpath);
+}

@@ -20,6 +20,7 @@
 #include "derive.h"
 #include "err.h"
 #include "rec.h"
+#include "rows.h"
 #include "wsrtest.h"
 
 static sqlite3 *db;
@@ -1208,4 +1209,58 @@ WSR_TEST(rows_empty_text_is_not_null)
 	EV(EV_P_IDLE, 300, 0, 0, I(1));
 	finish();
 	ASSERT_EQ(q1("SELECT count(*) FROM dag_strand WHERE g = 1 AND seg = 0 AND ends = ''"), 1);
+}
+
+/*
+ * rows.c's writer with block tables only: many blocks of events and of
+ * p_counters (one stream per P) and no other row. The deriver used to wait
+ * for a spare block while the writer slept until 16 batches were queued,
+ * which only the other tables' rows ever brought: a short trace hung.
+ */
+WSR_TEST(rows_blocks_alone_are_written)
+{
+	char path[] = "/tmp/wsr-test-rows-XXXXXX";
+	int fd = mkstemp(path);
+	sqlite3 *rdb = NULL;
+	struct wsr_err e;
+	sqlite3_stmt *st = NULL;
+
+	ASSERT(fd >= 0);
+	close(fd);
+	unlink(path);
+	err_init(&e);
+	ASSERT_EQ(db_create(path, &rdb, &e), 0);
+	unlink(path);
+	struct rows *rw = rows_create(rdb, &e);
+	ASSERT(rw != NULL);
+	for (int i = 0; i < 20000; i++) {
+		struct row_event ev = {
+			.id = i, .ts = 1000 + i / 3, .name = i % 5 ? "g_run" : "steal",
+			.cpu = i % 2, .tid = ROW_NULL, .vpid = 7, .p = i % 3 - 1, .m = 0,
+			.g = i, .a1 = ROW_NULL, .a2 = ROW_NULL, .a3 = ROW_NULL, .extra = NULL,
+			.idle_ps = ROW_NULL, .spinning_ms = ROW_NULL, .idle_ms = ROW_NULL,
+			.threads = ROW_NULL, .running_gs = ROW_NULL, .runnable_gs = ROW_NULL,
+			.global_len = i % 4 ? ROW_NULL : i,
+		};
+		ASSERT_EQ(rows_add(rw, ROWS_EVENTS, &ev, &e), 0);
+		struct row_p_counters pc = {.p = i % 3, .ts = 1000 + i / 3, .runq = i % 7,
+					    .runnext = 0, .schedticks = i, .runs = i};
+		ASSERT_EQ(rows_add(rw, ROWS_P_COUNTERS, &pc, &e), 0);
+	}
+	ASSERT_EQ(rows_flush(rw, &e), 0);
+	ASSERT_EQ(sqlite3_prepare_v2(rdb,
+				     "SELECT (SELECT count(*) FROM events), (SELECT sum(g) FROM events), "
+				     "(SELECT count(*) FROM p_counters WHERE p = 1), "
+				     "(SELECT ts FROM p_counters WHERE p = 2 AND ts <= 2000 "
+				     "ORDER BY ts DESC LIMIT 1)",
+				     -1, &st, NULL),
+		  SQLITE_OK);
+	ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+	ASSERT_EQ(sqlite3_column_int64(st, 0), 20000);
+	ASSERT_EQ(sqlite3_column_int64(st, 1), 20000LL * 19999 / 2);
+	ASSERT_EQ(sqlite3_column_int64(st, 2), 6667);
+	ASSERT_EQ(sqlite3_column_int64(st, 3), 2000);
+	sqlite3_finalize(st);
+	rows_destroy(rw);
+	sqlite3_close(rdb);
 }
