@@ -286,12 +286,12 @@ struct bgroup *blockvtab_group(struct bvtab *vt, int64_t value, bool add)
 	return g;
 }
 
-int blockvtab_zones_refresh(struct bvtab *vt)
+/* The statements on the block tables (once), and the last block id (-1: none). */
+static int last_block(struct bvtab *vt, int64_t *last)
 {
 	int rc;
-	int64_t last = -1;
-	char msg[128];
 
+	*last = -1;
 	if (vt->st_last == NULL &&
 	    ((rc = prepare(vt, &vt->st_last, "SELECT max(id) FROM \"%w\".\"%w_zone\"")) !=
 		     SQLITE_OK ||
@@ -303,10 +303,21 @@ int blockvtab_zones_refresh(struct bvtab *vt)
 		return blockvtab_error(vt, rc, "%s: %s", vt->name, sqlite3_errmsg(vt->db));
 	rc = sqlite3_step(vt->st_last);
 	if (rc == SQLITE_ROW && sqlite3_column_type(vt->st_last, 0) != SQLITE_NULL)
-		last = sqlite3_column_int64(vt->st_last, 0);
+		*last = sqlite3_column_int64(vt->st_last, 0);
 	sqlite3_reset(vt->st_last);
 	if (rc != SQLITE_ROW)
 		return blockvtab_error(vt, rc, "%s: %s", vt->name, sqlite3_errmsg(vt->db));
+	return SQLITE_OK;
+}
+
+int blockvtab_zones_refresh(struct bvtab *vt)
+{
+	int rc;
+	int64_t last = -1;
+	char msg[128];
+
+	if ((rc = last_block(vt, &last)) != SQLITE_OK)
+		return rc;
 	if (last + 1 == (int64_t)vt->nz)
 		return SQLITE_OK;
 	if (last + 1 < (int64_t)vt->nz)

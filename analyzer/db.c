@@ -194,9 +194,12 @@ static int connect_block_tables(sqlite3 *db, const char *path, struct wsr_err *e
 		return -1;
 	}
 	while (ret == 0 && (rc = sqlite3_step(names)) == SQLITE_ROW) {
-		char *q = sqlite3_mprintf("SELECT rowid FROM \"%w\" LIMIT 0",
+		/* table_info connects the module without planning a query (which
+		 * would read the zone maps: 10 ms at 10M events) */
+		char *q = sqlite3_mprintf("PRAGMA table_info(\"%w\")",
 					  (const char *)sqlite3_column_text(names, 0));
-		if (q == NULL || sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) {
+		if (q == NULL || sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK ||
+		    sqlite3_step(st) != SQLITE_ROW) {
 			err_input(err, "%s: cannot read table %s: %s", path,
 				  (const char *)sqlite3_column_text(names, 0),
 				  q == NULL ? "out of memory" : sqlite3_errmsg(db));
