@@ -432,7 +432,7 @@ out:
 int cb_zone_decode(const void *data, size_t len, uint32_t ncols, const uint8_t *types,
 		   uint32_t *nrows, struct cb_zone *zones, char *err, size_t errlen)
 {
-	const uint8_t *p = data, *end = p + len;
+	const uint8_t *p = data, *end = data != NULL ? p + len : p;
 	uint64_t n, k, x, y;
 
 	if (data == NULL || !get_varint(&p, end, &n) || n == 0 || n > CB_MAX_ROWS ||
@@ -487,7 +487,7 @@ static int col_room(struct cb_col *c, uint32_t n)
 int cb_open(struct cb_block *b, const void *data, size_t len, uint32_t ncols,
 	    const uint8_t *types, char *err, size_t errlen)
 {
-	const uint8_t *p = data, *end = p + len;
+	const uint8_t *p = data, *end = data != NULL ? p + len : p;
 	uint64_t n, k, size;
 	size_t off = 0;
 

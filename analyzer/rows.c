@@ -591,13 +591,18 @@ struct rows *rows_create(sqlite3 *db, struct wsr_err *err)
 	for (int k = 0; k < ROWS_TABLES; k++) {
 		if (!tables[k].block)
 			continue;
+		/* BLOCK_POOL blocks besides those being filled but one (a grouped
+		 * table makes one for each group it sees), so that the spares,
+		 * while the deriver waits for one, never exceed BLOCK_POOL */
 		for (int i = 0; i < BLOCK_POOL; i++) {
+			if (i == 0 && tables[k].group >= 0)
+				continue;
 			struct block_build *bb = build_new(tables[k].ncols);
 			if (bb == NULL) {
 				err_push(err, "out of memory");
 				goto fail;
 			}
-			if (i == 0 && tables[k].group < 0)
+			if (i == 0)
 				rw->build[k] = bb;
 			else
 				rw->bspare[k][rw->nbspare[k]++] = bb;

@@ -207,7 +207,7 @@ static char *answer(sqlite3 *db, const char *sql, const char *tab, const int64_t
 	}
 	if (rc != SQLITE_DONE)
 		sb_printf(&out, "error: %s\n", sqlite3_errmsg(db));
-	if (!ordered)
+	if (!ordered && nlines > 1)
 		qsort(lines, nlines, sizeof(*lines), line_cmp);
 	for (size_t i = 0; i < nlines; i++) {
 		sb_puts(&out, lines[i] != NULL ? lines[i] : "");
@@ -400,8 +400,10 @@ static char *scan_after(const char *table, int b, const void *data, int n)
 	int ext = sqlite3_extended_errcode(db);
 	sqlite3_finalize(st);
 	sqlite3_close(db);
-	if (rc == SQLITE_ROW)
+	if (rc == SQLITE_ROW) {
+		free(msg);
 		return NULL;
+	}
 	ASSERT_EQ(ext & 0xff, SQLITE_CORRUPT);
 	return msg;
 }
@@ -464,9 +466,11 @@ WSR_TEST_TIMEOUT(blockvtab_corrupt_blocks_are_errors, 60)
 	db = open_db(false);
 	exec(db, "DELETE FROM t_block WHERE id = 3");
 	sqlite3_close(db);
-	msg = scan_after("t_block", 4, blob_of("SELECT data FROM t_block WHERE id = 4", &n4), n4);
+	uint8_t *b5 = blob_of("SELECT data FROM t_block WHERE id = 4", &n4);
+	msg = scan_after("t_block", 4, b5, n4);
 	ASSERT(msg != NULL && strstr(msg, "t_block 3: missing") != NULL);
 	free(msg);
+	free(b5);
 	free(good);
 	free(zone);
 	free(bad);

@@ -78,7 +78,8 @@ static void fill(struct rows *r, uint32_t n, int style)
 		id += style == 1 ? 1 : 1 + (int64_t)(rnd() % 3);
 		r->v[1][i] = ts;
 		ts += style == 1 ? 0 : (int64_t)(rnd() % 4000);
-		put_text(r, 2, i, names[rnd() % 5], strlen(names[rnd() % 5]));
+		const char *nm = names[rnd() % 5];
+		put_text(r, 2, i, nm, strlen(nm));
 		if (style == 1) {
 			/* long runs: one value, then runs of NULLs */
 			r->v[3][i] = run;
