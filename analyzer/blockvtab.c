@@ -31,10 +31,12 @@
  * xFilter it compares the last block id with what it holds and reads only
  * the new ones (ingestion reads through the same connection it writes).
  *
- * Cursors decode only the columns the statement uses (colUsed, plus the
- * columns of the constraints), once per block, and keep the block decoded
- * while the cursor stays in it (a correlated subquery's xFilter on the
- * same block decodes nothing again).
+ * Decoded blocks. Cursors decode only the columns the statement uses
+ * (colUsed, plus the columns of the constraints and the keys), once per
+ * block, into a cache of the vtab shared by its cursors (BCACHE_MIN blocks
+ * kept, more only while cursors hold them; a slot is reused only when no
+ * cursor refers to it): the schedtrace SELECT opens new p_counters cursors
+ * at every tick, and finds the blocks of the tick before decoded.
  *
  * Invariants:
  *   - Read-only: no xUpdate, so SQLite refuses every write to the table.

@@ -15,7 +15,12 @@
  * the writer encodes each block (colblock.c) and inserts it as one row of
  * NAME_block and its zone map as one row of NAME_zone, block ids 0, 1, ...
  * in the order the rows were added; the virtual table NAME (blockvtab.c)
- * serves them to SQL. A partial block goes out at a flush.
+ * serves them to SQL. A partial block goes out at a flush. A grouped table
+ * (p_counters: `group` is its column p) fills one block per value, so each
+ * block holds one P's rows, in time order. Each block table has BLOCK_POOL
+ * blocks besides those being filled but one: the writer returns a written
+ * block to the spares, and the deriver takes one for every block it hands
+ * over (waking the writer first, since it may sleep until WAKE_AT batches).
  *
  * Two threads. The deriver fills each table's current batch (rows_add);
  * a full batch goes to a FIFO queue, and a writer thread binds and steps
