@@ -4,9 +4,10 @@
  * then ingests and reports it (run_postprocess) or prints where it is.
  *
  * The sequence, and why:
- *   1. Find a session daemon (`lttng list`), else start one and remember
- *      its pid: only a daemon we started is stopped, and only when it holds
- *      no other session at the end. Destroy the sessions of earlier wsr
+ *   1. Take a share of the session daemon (record_daemon_acquire): a
+ *      shared lock, then find one (`lttng list`) or start one. Only a daemon
+ *      a wsr run started is stopped, by the last concurrent wsr run to end,
+ *      and only when it holds no session. Destroy the sessions of earlier wsr
  *      runs that were killed with their watchdog (record_sweep_orphans),
  *      then start this run's watchdog, which cleans up if we are SIGKILLed.
  *   2. Create a uniquely named session (wsr-PID-SECONDS-NANOS) writing to
@@ -464,7 +465,7 @@ struct run {
 	char **prog_argv;
 	char dir[PATH_MAX], session[96];
 	sigset_t stop_sigs, old_mask; /* the four stop signals; the caller's mask */
-	pid_t sessiond;		      /* a session daemon we started, or 0 */
+	struct record_daemon daemon;  /* our share of the session daemon */
 	pid_t watchdog;
 	int watchdog_fd;
 	pid_t pid;	       /* PROGRAM until reaped, else -1 */
@@ -480,20 +481,18 @@ struct run {
  * PROGRAM forked paused and tracked, the session started. */
 static int run_setup(struct run *r)
 {
-	if (!record_sessiond_reachable()) {
-		if (record_sessiond_start(&r->err, &r->sessiond) != 0) {
-			err_push(&r->err,
-				 "no LTTng session daemon is reachable and none could be started");
-			return -1;
-		}
-	} else {
+	if (record_daemon_acquire(&r->err, &r->daemon) != 0) {
+		err_push(&r->err, "no LTTng session daemon is reachable and none could be started");
+		return -1;
+	}
+	if (r->daemon.started == 0) {
 		/* Sessions of wsr runs that were killed with their watchdog. */
 		struct wsr_err sweep;
 
 		err_init(&sweep);
 		record_sweep_orphans(&sweep);
 	}
-	r->watchdog = record_watchdog_start(&r->err, r->session, r->dir, r->sessiond,
+	r->watchdog = record_watchdog_start(&r->err, r->session, r->dir, r->daemon,
 					    &r->watchdog_fd);
 	if (r->watchdog < 0)
 		return -1;
@@ -612,12 +611,12 @@ static int run_finish(struct run *r)
 	r->session_made = 0;
 	if (rc != 0)
 		return -1;
-	if (r->sessiond > 0 && record_sessiond_stop(&r->err, r->sessiond) < 0) {
+	/* The watchdog first: it holds our lock too, and the last run stops the daemon. */
+	record_watchdog_release(&r->watchdog_fd, &r->watchdog);
+	if (record_daemon_release(&r->err, &r->daemon) < 0) {
 		err_print(&r->err, PREFIX, stderr); /* not fatal: the trace is complete */
 		r->err.n = 0;
 	}
-	r->sessiond = 0;
-	record_watchdog_release(&r->watchdog_fd, &r->watchdog);
 	/* The session is gone: a Ctrl-C that came meanwhile may end us now. */
 	sigprocmask(SIG_SETMASK, &r->old_mask, NULL);
 	if (!r->child_ran)
@@ -682,11 +681,12 @@ static void run_fail(struct run *r)
 		    strstr(cleanup.msg[0], "not found") == NULL)
 			err_print(&cleanup, PREFIX, stderr);
 	}
-	if (r->sessiond > 0) {
+	if (r->daemon.lock_fd >= 0 || r->daemon.started > 0) {
 		struct wsr_err cleanup;
 
 		err_init(&cleanup);
-		if (record_sessiond_stop(&cleanup, r->sessiond) < 0)
+		record_watchdog_release(&r->watchdog_fd, &r->watchdog);
+		if (record_daemon_release(&cleanup, &r->daemon) < 0)
 			err_print(&cleanup, PREFIX, stderr);
 	}
 }
@@ -703,6 +703,7 @@ int cmd_run(int argc, char **argv)
 	r.pid = -1;
 	r.watchdog = -1;
 	r.watchdog_fd = -1;
+	r.daemon.lock_fd = -1;
 	r.child_pid_saved = -1;
 	r.go_fd = -1;
 	r.exec_fd = -1;

@@ -19,9 +19,9 @@
  *     killed (SIGKILL), its watchdog process destroys it, and the next
  *     `wsr run` destroys any session named like ours whose wsr run is gone
  *     (record_sweep_orphans: both may be killed at once).
- *   - The session daemon is stopped only if this process started it, and
- *     only when it holds no session (another `wsr run` may have found it
- *     after we started it; stopping it then would end that recording).
+ *   - The session daemon is stopped only if a wsr run started it, by the
+ *     last of the wsr runs that use it, and only when it holds no session
+ *     (record_daemon_acquire/release: a lock file shared by the runs).
  *   - As root there is one session daemon per machine (/var/run/lttng),
  *     whatever LTTNG_HOME says; concurrent recordings are told apart by
  *     session name and by the vpid tracker, not by private daemons.
@@ -40,6 +40,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -284,24 +286,34 @@ int record_sessiond_reachable(void)
 	return record_spawn(&ignored, argv, NULL) == 0;
 }
 
-/* The daemon's pid file: rundir is /var/run/lttng for root, else $LTTNG_HOME|$HOME/.lttng. */
+/* The session daemon's run directory: /var/run/lttng for root, else $LTTNG_HOME|$HOME/.lttng. */
+static int sessiond_rundir(char *path, size_t size)
+{
+	const char *home;
+
+	if (geteuid() == 0) {
+		snprintf(path, size, "/var/run/lttng");
+		return 0;
+	}
+	home = getenv("LTTNG_HOME");
+	if (home == NULL)
+		home = getenv("HOME");
+	if (home == NULL)
+		return -1;
+	snprintf(path, size, "%s/.lttng", home);
+	return 0;
+}
+
+/* The running daemon's pid (its pid file), or 0. */
 static pid_t sessiond_read_pid(void)
 {
 	char path[4096];
-	const char *home;
 	FILE *f;
 	long pid = 0;
 
-	if (geteuid() == 0) {
-		snprintf(path, sizeof(path), "/var/run/lttng/lttng-sessiond.pid");
-	} else {
-		home = getenv("LTTNG_HOME");
-		if (home == NULL)
-			home = getenv("HOME");
-		if (home == NULL)
-			return 0;
-		snprintf(path, sizeof(path), "%s/.lttng/lttng-sessiond.pid", home);
-	}
+	if (sessiond_rundir(path, sizeof(path) - 32) != 0)
+		return 0;
+	strcat(path, "/lttng-sessiond.pid");
 	f = fopen(path, "r");
 	if (f == NULL)
 		return 0;
@@ -381,6 +393,120 @@ int record_sessiond_stop(struct wsr_err *err, pid_t pid)
 out:
 	free(output);
 	return ret;
+}
+
+/*
+ * The session daemon shared by concurrent wsr runs. Without a protocol, a
+ * run that started the daemon and ends first could stop it between another
+ * run's `lttng list` (which found it) and that run's `lttng create` (which
+ * then fails), or kill it with the other's new session inside. So:
+ *   - every run holds a shared flock on RUNDIR/wsr-run.lock from before it
+ *     looks for a daemon until its session is destroyed (the watchdog holds
+ *     the same lock, inherited, until it exits);
+ *   - a run that starts the daemon writes its pid into that file: the fact
+ *     "a wsr run started this daemon" belongs to the file, not to the run;
+ *   - at its end a run tries to take the lock exclusively without waiting:
+ *     only the last of the concurrent runs gets it, and it stops the daemon
+ *     the file names, if that is still the running daemon and it holds no
+ *     session (a user's own sessions, or a test's, keep it running).
+ * The file is opened O_CLOEXEC: PROGRAM and the lttng tools never hold it.
+ * A lock file that cannot be opened falls back to "stop what we started".
+ */
+int record_daemon_acquire(struct wsr_err *err, struct record_daemon *d)
+{
+	char path[4096];
+	int i;
+
+	d->lock_fd = -1;
+	d->started = 0;
+	if (sessiond_rundir(path, sizeof(path) - 32) == 0) {
+		/* lttng-sessiond creates the same directory with these modes. */
+		mkdir(path, geteuid() == 0 ? 0755 : 0700);
+		strcat(path, "/wsr-run.lock");
+		d->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	}
+	/* An exclusive holder is stopping the daemon: at most the 10 s of record_sessiond_stop. */
+	for (i = 0; d->lock_fd >= 0 && i < 600; i++) {
+		if (flock(d->lock_fd, LOCK_SH | LOCK_NB) == 0)
+			break;
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			close(d->lock_fd); /* no locking here (a file system without it) */
+			d->lock_fd = -1;
+			break;
+		}
+		sleep_ms(50);
+	}
+	if (d->lock_fd >= 0 && i == 600) {
+		err_push(err, "%s stayed locked for 30 s (a wsr run stopping lttng-sessiond?)", path);
+		close(d->lock_fd);
+		d->lock_fd = -1;
+		return -1;
+	}
+	if (record_sessiond_reachable())
+		return 0;
+	if (record_sessiond_start(err, &d->started) != 0)
+		return -1;
+	if (d->started > 0 && d->lock_fd >= 0) {
+		char buf[32];
+		int n = snprintf(buf, sizeof(buf), "%d\n", (int)d->started);
+
+		if (ftruncate(d->lock_fd, 0) != 0 || pwrite(d->lock_fd, buf, (size_t)n, 0) != n) {
+			/* Then the daemon is stopped as before: by this run, if no session. */
+		}
+	}
+	return 0;
+}
+
+/* The pid in the lock file if it names the running lttng-sessiond, else 0. */
+static pid_t daemon_named(int fd)
+{
+	char buf[64], comm[64], path[64];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	long pid;
+	FILE *f;
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	pid = strtol(buf, NULL, 10);
+	if (pid <= 0 || (pid_t)pid != sessiond_read_pid())
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return 0;
+	if (fgets(comm, sizeof(comm), f) == NULL)
+		comm[0] = '\0';
+	fclose(f);
+	return strncmp(comm, "lttng-sessiond", 14) == 0 ? (pid_t)pid : 0;
+}
+
+int record_daemon_release(struct wsr_err *err, struct record_daemon *d)
+{
+	pid_t pid;
+	int ret = 0;
+
+	if (d->lock_fd < 0) {
+		ret = d->started > 0 ? record_sessiond_stop(err, d->started) : 0;
+		d->started = 0;
+		return ret < 0 ? -1 : 0;
+	}
+	/* Not the last wsr run (the conversion drops our shared lock either way). */
+	if (flock(d->lock_fd, LOCK_EX | LOCK_NB) != 0)
+		goto out;
+	pid = daemon_named(d->lock_fd);
+	if (pid > 0)
+		ret = record_sessiond_stop(err, pid);
+	if (pid == 0 || ret == 0) {
+		if (ftruncate(d->lock_fd, 0) != 0) {
+			/* A stale pid is checked against the running daemon anyway. */
+		}
+	}
+out:
+	close(d->lock_fd);
+	d->lock_fd = -1;
+	d->started = 0;
+	return ret < 0 ? -1 : 0;
 }
 
 int record_session_create(struct wsr_err *err, const char *session, const char *out_dir,
@@ -520,13 +646,13 @@ int record_session_destroy(struct wsr_err *err, const char *session, enum record
  * child process does it: it waits on a pipe whose write end only `wsr run`
  * holds. `wsr run` writes one byte when the session is gone
  * (record_watchdog_release); EOF without that byte means `wsr run` died,
- * and the watchdog destroys the session and stops the session daemon that
- * `wsr run` started (if it holds no other session). PROGRAM itself dies with
+ * and the watchdog destroys the session and releases the session daemon as
+ * `wsr run` would have (record_daemon_release). PROGRAM itself dies with
  * `wsr run` by PR_SET_PDEATHSIG (cmd_run.c). The watchdog ignores the
  * terminal's signals: it must outlive a Ctrl-C that ends `wsr run`.
  */
 pid_t record_watchdog_start(struct wsr_err *err, const char *session, const char *trace_dir,
-			    pid_t sessiond, int *fd)
+			    struct record_daemon daemon, int *fd)
 {
 	int pfd[2];
 	pid_t pid;
@@ -572,8 +698,7 @@ pid_t record_watchdog_start(struct wsr_err *err, const char *session, const char
 				"(the trace in %s may be incomplete)\n",
 				session, trace_dir);
 		err_init(&werr);
-		if (sessiond > 0)
-			record_sessiond_stop(&werr, sessiond);
+		record_daemon_release(&werr, &daemon);
 		_exit(0);
 	}
 	close(pfd[0]);

@@ -9,7 +9,8 @@
  *     fork/exec (never through a shell): no argument is ever re-parsed.
  * Concurrency: single-threaded; the only other processes are the lttng
  *   tools, the traced program and, when none was reachable, the
- *   lttng-sessiond that record_sessiond_start() started.
+ *   lttng-sessiond that record_sessiond_start() started. Concurrent wsr runs
+ *   share one session daemon through a lock file (record_daemon_acquire).
  */
 #ifndef WSR_ANALYZER_RECORD_H
 #define WSR_ANALYZER_RECORD_H
@@ -67,6 +68,25 @@ int record_sessiond_start(struct wsr_err *err, pid_t *pid);
  */
 int record_sessiond_stop(struct wsr_err *err, pid_t pid);
 
+/* This run's share of the session daemon (record.c: the protocol). */
+struct record_daemon {
+	int lock_fd;   /* a shared flock on RUNDIR/wsr-run.lock, or -1 */
+	pid_t started; /* the daemon this run started, or 0 */
+};
+
+/*
+ * Takes the shared lock, then finds a reachable session daemon or starts one
+ * (and names it in the lock file). Until record_daemon_release(), no other
+ * wsr run stops the daemon.
+ */
+int record_daemon_acquire(struct wsr_err *err, struct record_daemon *d);
+
+/*
+ * Gives this run's share back (idempotent: D is reset). The last wsr run to
+ * do so stops the daemon that a wsr run started, if it holds no session.
+ */
+int record_daemon_release(struct wsr_err *err, struct record_daemon *d);
+
 /* create, enable-channel, enable-event wsr:* (no context fields: wsr_tp.h). */
 int record_session_create(struct wsr_err *err, const char *session, const char *out_dir,
 			  const struct record_opts *opts);
@@ -102,11 +122,11 @@ int record_session_destroy(struct wsr_err *err, const char *session, enum record
 
 /*
  * Starts the watchdog of SESSION (a child process): if this process dies
- * before record_watchdog_release(), it destroys SESSION and stops SESSIOND
- * (when > 0 and holding no other session). *FD is the pipe to it.
+ * before record_watchdog_release(), it destroys SESSION and releases DAEMON
+ * (record_daemon_release, on the lock it inherited). *FD is the pipe to it.
  */
 pid_t record_watchdog_start(struct wsr_err *err, const char *session, const char *trace_dir,
-			    pid_t sessiond, int *fd);
+			    struct record_daemon daemon, int *fd);
 
 /* Tells the watchdog that the session is gone and reaps it (idempotent). */
 void record_watchdog_release(int *fd, pid_t *pid);

@@ -8,13 +8,18 @@
 #     tracked by pid, and is released only after `lttng start`.
 #   - Large sub-buffers (4 MiB x 8, per-UID) so the recorded runs lose no
 #     events (DESIGN.md, recording notes); the caller checks the loss counts.
-#   - A session daemon is started only if `lttng list` cannot reach one, and
-#     is never killed here.
+#   - The session daemon is shared as `wsr run` shares it (tests/lib/lttngd.py):
+#     started if none answers, stopped by its last user if a user started it.
 # Concurrency: one recording per call; safe to run in parallel processes.
+import atexit
 import os
 import subprocess
+import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import lttngd  # noqa: E402
 
 _counter = [0]
 
@@ -27,17 +32,17 @@ def lttng(*args, check=True):
     return r
 
 
+_share = []
+
+
 def ensure_sessiond():
-    # Another test may be starting the daemon (then ours fails on its lock
-    # file) or `wsr run` may be stopping the one it started (when it holds no
-    # session): try for a while before giving up.
-    for _ in range(40):
-        if lttng('list', check=False).returncode == 0:
-            return
-        subprocess.run(['lttng-sessiond', '--daemonize'], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, check=False)
-        time.sleep(0.25)
-    raise RuntimeError('no lttng session daemon reachable')
+    """Takes this process's share of the session daemon (tests/lib/lttngd.py), once;
+    it is given back at exit, and the last user stops a daemon that a user started."""
+    if not _share:
+        d = lttngd.SharedDaemon()
+        d.acquire()
+        _share.append(d)
+        atexit.register(d.release)
 
 
 def record(out_dir, argv, env=None, events='wsr:*', subbuf='4M', nsubbuf='8', contexts=False):
@@ -45,9 +50,7 @@ def record(out_dir, argv, env=None, events='wsr:*', subbuf='4M', nsubbuf='8', co
     ensure_sessiond()
     _counter[0] += 1
     session = 'wsrana-%d-%d' % (os.getpid(), _counter[0])
-    if lttng('create', session, '--output=' + out_dir, check=False).returncode != 0:
-        ensure_sessiond()  # the daemon went away between the check and the create
-        lttng('create', session, '--output=' + out_dir)
+    lttng('create', session, '--output=' + out_dir)
     try:
         lttng('enable-channel', '--userspace', '--session', session, '--buffers-uid',
               '--subbuf-size=' + subbuf, '--num-subbuf=' + nsubbuf, 'c0')

@@ -10,6 +10,8 @@
 #   concurrent              two `wsr run` at once: each trace holds only its own process
 #   postprocess             without --no-ingest: `wsr ingest` (+ `wsr report`) run
 #   sessiond                with no daemon running, `wsr run` starts one and stops it
+#   shared-daemon           concurrent `wsr run`s share the daemon one started: none stops
+#                           it under another's recording, the last one stops it
 #   tool-hangs              `lttng destroy`, then `lttng stop`, never returns (lttng-tools
 #                           2.13.9 does either now and then after a program killed by a
 #                           signal): the run ends anyway, says so (wsr-run.json "flushed",
@@ -20,8 +22,10 @@
 #   no-session NAME EXE     the traced build runs normally with no session
 # Exit: 0 pass, 1 fail, 77 skip (meson's convention).
 #
-# A test that needs a session daemon starts one only if `lttng list` reaches
-# none, and stops only that one. Traces go to a fresh temporary directory.
+# A test that needs a session daemon takes a share of it (tests/lib/lttngd.py: the
+# protocol `wsr run` follows), so tests run beside each other and beside `wsr run`s.
+# Traces go to a fresh temporary directory.
+import fcntl
 import json
 import os
 import re
@@ -33,42 +37,19 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, '..', 'lib'))
+import lttngd  # noqa: E402
 CHECK = os.path.join(HERE, 'check_trace.py')
 SKIP = 77
 
 
 def sessiond_reachable():
-    return subprocess.run(['lttng', 'list'], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL).returncode == 0
+    return lttngd.reachable()
 
 
-def sessiond_pid():
-    try:
-        with open('/var/run/lttng/lttng-sessiond.pid') as f:
-            return int(f.read().strip())
-    except (OSError, ValueError):
-        return None
-
-
-class Sessiond:
-    """Makes sure a session daemon runs; stops it on exit only if we started it."""
-
-    def __enter__(self):
-        self.started = None
-        if not sessiond_reachable():
-            subprocess.run(['lttng-sessiond', '--daemonize'], check=True)
-            self.started = sessiond_pid()
-        return self
-
-    def __exit__(self, *exc):
-        if self.started:
-            os.kill(self.started, signal.SIGTERM)
-            for _ in range(200):
-                try:
-                    os.kill(self.started, 0)
-                except ProcessLookupError:
-                    break
-                time.sleep(0.05)
+# A share of the session daemon, as `wsr run` takes one (tests/lib/lttngd.py): the
+# last of the concurrent tests and runs that use it stops it, if one of them started it.
+Sessiond = lttngd.SharedDaemon
 
 
 def wsr_run(wsr, tmp, name, run_args, prog, env_extra=None):
@@ -282,6 +263,70 @@ def case_sessiond(wsr, emitter, tmp, args):
     return ok
 
 
+def case_shared_daemon(wsr, emitter, tmp, args):
+    """Concurrent `wsr run`s share the daemon one of them started: none stops it under
+    another's recording, whichever ends first, and the last one stops it."""
+    if sessiond_reachable():
+        print('skip: a session daemon already runs; this case needs none')
+        return SKIP
+    ok = True
+    slow = ['sh', '-c', 'sleep 1; exec "$0" "$@"', emitter, '-n', '1000']
+    # 1. Another run between finding the daemon and creating its session holds only the
+    #    shared lock (no session yet): the run that started the daemon must leave it.
+    os.makedirs(lttngd.rundir(), exist_ok=True)
+    other = os.open(lttngd.lock_path(), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fcntl.flock(other, fcntl.LOCK_SH)
+    rc, _, err, d, errf = wsr_run(wsr, tmp, 'starter', ['--lossless'], [emitter, '-n', '1000'])
+    ok &= expect(rc == 0, 'the run that starts the daemon: exit status 0 (got %d)' % rc)
+    ok &= check(d, errf)
+    ok &= expect(sessiond_reachable(), 'it leaves the daemon to a run that has found it '
+                 'and has no session yet')
+    # 2. That run's share given back, the next run that ends last stops the daemon.
+    os.close(other)
+    rc, _, err, d, errf = wsr_run(wsr, tmp, 'last', ['--lossless'], [emitter, '-n', '1000'])
+    ok &= expect(rc == 0, 'a later run: exit status 0 (got %d)' % rc)
+    ok &= check(d, errf)
+    ok &= expect(not sessiond_reachable(), 'the last run stops the daemon a wsr run started')
+    # 3. A session of the user's own keeps it running; the next last run stops it.
+    env = dict(os.environ, WSRDEBUG='stats=1')
+    p = subprocess.Popen([wsr, 'run', '--no-ingest', '--lossless', '--out',
+                          os.path.join(tmp, 'beside'), '--'] + slow,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    for _ in range(100):
+        if sessiond_reachable():
+            break
+        time.sleep(0.05)
+    user = 'wsrtest-user-%d' % os.getpid()
+    r = subprocess.run(['lttng', 'create', user, '--output=' + os.path.join(tmp, 'user')],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    ok &= expect(r.returncode == 0, 'a user session in that daemon: ' + r.stdout.strip())
+    _, err = p.communicate()
+    ok &= expect(p.returncode == 0, 'the run beside it: exit status 0 (got %d)' % p.returncode)
+    ok &= expect(sessiond_reachable(), 'a daemon that holds a user session is left running')
+    subprocess.run(['lttng', 'destroy', user], stdout=subprocess.DEVNULL)
+    rc, _, err, d, errf = wsr_run(wsr, tmp, 'after-user', [], [emitter, '-n', '100'])
+    ok &= expect(rc == 0 and not sessiond_reachable(),
+                 'the user session destroyed, the next run stops the daemon (exit %d)' % rc)
+    # 4. Rounds of 4 runs started 0.1 s apart, the first to start ending first.
+    for rnd in range(3):
+        procs = []
+        for k in range(4):
+            prog = ['sh', '-c', 'sleep %.1f; exec "$0" "$@"' % (0.1 * k), emitter, '-n', '500']
+            errf = os.path.join(tmp, 'r%d-%d.stderr' % (rnd, k))
+            procs.append((subprocess.Popen(
+                [wsr, 'run', '--no-ingest', '--lossless', '--out',
+                 os.path.join(tmp, 'r%d-%d' % (rnd, k)), '--'] + prog,
+                stdout=subprocess.DEVNULL, stderr=open(errf, 'w'), env=env), errf))
+            time.sleep(0.1)
+        for k, (q, errf) in enumerate(procs):
+            q.wait()
+            ok &= expect(q.returncode == 0, 'round %d, run %d: exit status 0 (got %d)%s' % (
+                rnd, k, q.returncode, '' if q.returncode == 0 else ': ' + open(errf).read()))
+            ok &= check(os.path.join(tmp, 'r%d-%d' % (rnd, k)), errf)
+        ok &= expect(not sessiond_reachable(), 'round %d: no daemon left' % rnd)
+    return ok
+
+
 def hung_lttng(tmp, name, cmd):
     """A directory holding an `lttng` whose CMD (without --no-wait) does what lttng's does and
     then never returns, as lttng-tools 2.13.9 does now and then after a program killed by a
@@ -385,6 +430,7 @@ CASES = {
     'concurrent': case_concurrent,
     'postprocess': case_postprocess,
     'sessiond': case_sessiond,
+    'shared-daemon': case_shared_daemon,
     'tool-hangs': case_tool_hangs,
     'example': case_example,
     'no-session': case_no_session,
@@ -401,7 +447,7 @@ def main(argv):
         return 1
     tmp = tempfile.mkdtemp(prefix='wsr-test-%s-' % case)
     try:
-        if case in ('sessiond', 'no-session'):
+        if case in ('sessiond', 'shared-daemon', 'no-session'):
             rc = CASES[case](wsr, emitter, tmp, argv[4:])
         else:
             with Sessiond():
