@@ -1270,3 +1270,33 @@ WSR_TEST(rows_blocks_alone_are_written)
 	rows_destroy(rw);
 	sqlite3_close(rdb);
 }
+
+/*
+ * More names outside the catalog than the deriver counts itself: the end of
+ * ingestion counts event_counts again from events, a query on the virtual
+ * table inside the writing transaction, which must see every block written.
+ */
+WSR_TEST(derive_event_counts_recounted_from_the_blocks)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(2), I(256));
+	for (int i = 0; i < 3000; i++) {
+		char extra[64];
+		int n = snprintf(extra, sizeof(extra), "other:ev%d", i % 300);
+		memcpy(extra + n + 1, "{}", 3);
+		struct wsr_rec r = {.type = REC_EVENT, .ev = EV_COUNT, .stream = 0};
+		r.flags = REC_F_TS | REC_F_VPID;
+		r.ts = 200 + i;
+		r.vpid = 42;
+		r.extra_len = (uint32_t)(n + 1 + 3);
+		ASSERT_EQ(derive_rec(dv, &r, extra, &err), 0);
+	}
+	finish();
+	ASSERT_EQ(q1("SELECT count(*) FROM events"), 3001);
+	ASSERT_EQ(q1("SELECT count(*) FROM event_counts"), 301);
+	ASSERT_EQ(q1("SELECT sum(n) FROM event_counts"), 3001);
+	ASSERT_EQ(q1("SELECT n FROM event_counts WHERE name = 'other:ev299'"), 10);
+	ASSERT_EQ(q1("SELECT count(*) FROM (SELECT name, count(*) AS n FROM events GROUP BY name) "
+		     "e JOIN event_counts c USING (name) WHERE c.n = e.n"),
+		  301);
+}
