@@ -33,7 +33,8 @@
  *
  * The zone map is varint nrows, varint ncols, then per column varint nnull and, when some
  * value is not NULL, zigzag varints min and max (integers) or the varint mask
- * (texts).
+ * (texts), then 4 bytes of checksum of what precedes (a block skipped by a
+ * wrong zone map would be rows missing without an error).
  *
  * Invariants: as in colblock.h; the decoder checks every count and length
  * against what is left of the payload, and a payload must end exactly where
@@ -405,6 +406,7 @@ int cb_encode(const struct cb_col_in *cols, uint32_t ncols, uint32_t nrows, stru
 	}
 	sb_add(blob, pay.buf, pay.len);
 	if (zone != NULL) {
+		size_t zat = zone->len;
 		put_varint(zone, nrows);
 		put_varint(zone, ncols);
 		for (uint32_t c = 0; c < ncols; c++) {
@@ -417,6 +419,12 @@ int cb_encode(const struct cb_col_in *cols, uint32_t ncols, uint32_t nrows, stru
 			} else {
 				put_varint(zone, zs[c].mask);
 			}
+		}
+		if (!zone->oom) {
+			uint32_t sum = cb_sum((const uint8_t *)zone->buf + zat, zone->len - zat);
+			uint8_t sb[4] = {(uint8_t)sum, (uint8_t)(sum >> 8), (uint8_t)(sum >> 16),
+					 (uint8_t)(sum >> 24)};
+			sb_add(zone, sb, 4);
 		}
 	}
 	if (zones != NULL)
@@ -432,10 +440,16 @@ out:
 int cb_zone_decode(const void *data, size_t len, uint32_t ncols, const uint8_t *types,
 		   uint32_t *nrows, struct cb_zone *zones, char *err, size_t errlen)
 {
-	const uint8_t *p = data, *end = data != NULL ? p + len : p;
+	const uint8_t *p = data, *end = data != NULL && len >= 4 ? p + len - 4 : p;
 	uint64_t n, k, x, y;
 
-	if (data == NULL || !get_varint(&p, end, &n) || n == 0 || n > CB_MAX_ROWS ||
+	if (data == NULL || len < 4 ||
+	    cb_sum(p, len - 4) != ((uint32_t)end[0] | (uint32_t)end[1] << 8 |
+				   (uint32_t)end[2] << 16 | (uint32_t)end[3] << 24)) {
+		snprintf(err, errlen, "zone map: checksum mismatch");
+		return -1;
+	}
+	if (!get_varint(&p, end, &n) || n == 0 || n > CB_MAX_ROWS ||
 	    !get_varint(&p, end, &k) || k != ncols) {
 		snprintf(err, errlen, "zone map: not one of %u columns", ncols);
 		return -1;

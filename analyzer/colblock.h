@@ -59,7 +59,8 @@ int cb_encode(const struct cb_col_in *cols, uint32_t ncols, uint32_t nrows, stru
 uint64_t cb_text_bit(const void *s, size_t len);
 
 /* Decodes a zone map of ncols columns of the given types into zones and
- * its block's row count into *nrows; 0, or -1 with a message. */
+ * its block's row count into *nrows, after checking its checksum; 0, or -1
+ * with a message. */
 int cb_zone_decode(const void *data, size_t len, uint32_t ncols, const uint8_t *types,
 		   uint32_t *nrows, struct cb_zone *zones, char *err, size_t errlen);
 

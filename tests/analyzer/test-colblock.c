@@ -232,11 +232,20 @@ WSR_TEST_TIMEOUT(colblock_corrupt_is_an_error, 120)
 	}
 	ASSERT_EQ(errors, (int)blob.len * 3);
 	ASSERT_EQ(same, 0);
-	/* zone maps: every truncation is an error */
+	/* zone maps: every truncation and every altered byte is an error (a
+	 * wrong min or max would skip a block silently) */
 	struct cb_zone z[NCOLS];
 	uint32_t zn;
 	for (size_t len = 0; len < zone.len; len++)
-		ASSERT_EQ(cb_zone_decode(zone.buf, len, NCOLS, types, &zn, z, err, sizeof(err)), -1);
+		ASSERT_EQ(cb_zone_decode(zone.buf, len, NCOLS, types, &zn, z, err, sizeof(err)),
+			  -1);
+	for (size_t i = 0; i < zone.len; i++) {
+		zone.buf[i] ^= 0x10;
+		ASSERT_EQ(cb_zone_decode(zone.buf, zone.len, NCOLS, types, &zn, z, err, sizeof(err)),
+			  -1);
+		zone.buf[i] ^= 0x10;
+	}
+	ASSERT_EQ(cb_zone_decode(zone.buf, zone.len, NCOLS, types, &zn, z, err, sizeof(err)), 0);
 	ASSERT_EQ(cb_zone_decode(zone.buf, zone.len, NCOLS - 1, types, &zn, z, err, sizeof(err)),
 		  -1);
 	/* a blob of other column types, or another column count */
