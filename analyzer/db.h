@@ -20,7 +20,7 @@
 
 #include "err.h"
 
-#define WSR_DB_VERSION 5
+#define WSR_DB_VERSION 6
 
 extern const char wsr_sql_schema[];
 extern const char wsr_sql_views[];

@@ -10,6 +10,18 @@
  * batch goes out row by row at a flush. Texts are copied into the batch's
  * own arena, so a batch holds everything its INSERT binds.
  *
+ * Column blocks. A table marked `block` (events) is not written row by
+ * row: its rows are collected column by column, BLOCK_ROWS at a time, and
+ * the writer encodes each block (colblock.c) and inserts it as one row of
+ * NAME_block and its zone map as one row of NAME_zone, block ids 0, 1, ...
+ * in the order the rows were added; the virtual table NAME (blockvtab.c)
+ * serves them to SQL. A partial block goes out at a flush. A grouped table
+ * (p_counters: `group` is its column p) fills one block per value, so each
+ * block holds one P's rows, in time order. Each block table has BLOCK_POOL
+ * blocks besides those being filled but one: the writer returns a written
+ * block to the spares, and the deriver takes one for every block it hands
+ * over (waking the writer first, since it may sleep until WAKE_AT batches).
+ *
  * Two threads. The deriver fills each table's current batch (rows_add);
  * a full batch goes to a FIFO queue, and a writer thread binds and steps
  * it, so deriving the next rows overlaps SQLite's B-tree work on the other
@@ -43,10 +55,15 @@
 
 #include <sqlite3.h>
 
+#include "colblock.h"
 #include "db.h"
 #include "rows.h"
 
 #define BATCH_ROWS 32
+/* Rows per column block: a point query decodes one block (about 40 us at
+ * 1024 rows of events' 20 columns), and the per-block costs (two rows, the
+ * dictionary, the zone map) stay under 0.3 bytes a row. */
+#define BLOCK_ROWS 1024
 
 enum col_kind {
 	C_I64, /* stored as given */
@@ -63,6 +80,8 @@ struct col {
 
 struct table {
 	const char *name;
+	bool block;         /* written as column blocks (NAME_block, NAME_zone) */
+	int group;          /* block tables: blocks per value of this column (-1: none) */
 	const char *verb;   /* "INSERT", "INSERT OR REPLACE" */
 	const char *suffix; /* after the VALUES tuple: an upsert clause (not batched) */
 	const struct col *cols;
@@ -73,9 +92,13 @@ struct table {
  {                              \
 #  f, offsetof(struct st, f), k \
  }
-#define TABLE(n, verb, sfx, c)                     \
- {                                                 \
-  n, verb, sfx, c, (int)(sizeof(c) / sizeof(c[0])) \
+#define TABLE(n, verb, sfx, c)                                \
+ {                                                            \
+  n, false, -1, verb, sfx, c, (int)(sizeof(c) / sizeof(c[0])) \
+ }
+#define BLOCK_TABLE(n, group, c)                                    \
+ {                                                                  \
+  n, true, group, "INSERT", NULL, c, (int)(sizeof(c) / sizeof(c[0])) \
  }
 
 static const struct col cols_event[] = {
@@ -170,11 +193,12 @@ static const struct col cols_dag_edge[] = {
 };
 
 static const struct table tables[ROWS_TABLES] = {
-	[ROWS_EVENTS] = TABLE("events", "INSERT", NULL, cols_event),
+	[ROWS_EVENTS] = BLOCK_TABLE("events", -1, cols_event),
 	[ROWS_G_INTERVAL] = TABLE("g_interval", "INSERT", NULL, cols_g_interval),
 	[ROWS_P_STATE] = TABLE("p_state", "INSERT", NULL, cols_p_state),
 	[ROWS_M_STATE] = TABLE("m_state", "INSERT", NULL, cols_m_state),
-	[ROWS_P_COUNTERS] = TABLE("p_counters", "INSERT", NULL, cols_p_counters),
+	/* one block stream per P (column 0, p): the readers go by (p, ts) */
+	[ROWS_P_COUNTERS] = BLOCK_TABLE("p_counters", 0, cols_p_counters),
 	[ROWS_STEALS] = TABLE("steals", "INSERT", NULL, cols_steal),
 	[ROWS_SPILLS] = TABLE("spills", "INSERT", NULL, cols_queue_op),
 	[ROWS_GLOBAL_GETS] = TABLE("global_gets", "INSERT", NULL, cols_queue_op),
@@ -205,14 +229,30 @@ struct val {
 
 #define MAX_COLS 20
 
-/* Up to BATCH_ROWS rows of one table and the texts they bind. */
+/* Up to BLOCK_ROWS rows of a block table, column by column: column c's
+ * values at v + c * BLOCK_ROWS (texts: offsets and lengths in `text`). */
+struct block_build {
+	uint32_t nrows;
+	int64_t *v;
+	uint32_t *len;
+	uint8_t *null;
+	struct sbuf text;
+};
+
+/* Groups (P ids) a grouped block table may have. */
+#define MAX_GROUPS 4096
+
+/* Up to BATCH_ROWS rows of one table and the texts they bind, or (blk not
+ * NULL) a block of a block table. */
 struct batch {
 	int table, nrows;
+	struct block_build *blk;
 	struct val vals[BATCH_ROWS * MAX_COLS];
 	char *arena;
 	size_t alen, acap;
 };
 
+/* Block tables: one inserts into NAME_block, many into NAME_zone. */
 struct stmts {
 	sqlite3_stmt *one, *many; /* many: NULL when the table is not batched */
 };
@@ -225,6 +265,9 @@ struct stmts {
  * and an adder waiting for a spare when this many are free (or the queue
  * is empty): one wake-up per WAKE_AT batches either way, not per batch. */
 #define WAKE_AT 16
+/* Blocks being filled or in flight, per block table: the writer encodes one
+ * while the deriver fills another. */
+#define BLOCK_POOL 4
 
 struct rows {
 	sqlite3 *db;
@@ -242,6 +285,13 @@ struct rows {
 	 * per batch costs more than the batch saves) */
 	bool writer_waits, adder_waits;
 	char errmsg[512];
+	struct block_build *bspare[ROWS_TABLES][BLOCK_POOL]; /* under mu */
+	int nbspare[ROWS_TABLES];
+	struct block_build *build[ROWS_TABLES]; /* block tables: being filled (adder) */
+	struct block_build **gbuild[ROWS_TABLES]; /* grouped: being filled, per value */
+	int ngbuild[ROWS_TABLES];
+	int64_t nblocks[ROWS_TABLES];           /* blocks written (the writer) */
+	struct sbuf blob, zone;                 /* the writer's encoding buffers */
 	pthread_t writer;
 	bool started;
 	struct batch *all[POOL];
@@ -307,11 +357,52 @@ static void bind_vals(sqlite3_stmt *st, const struct batch *b, const struct val 
 	}
 }
 
+/* Encodes block bb of table k and inserts it and its zone map (writer). */
+static int write_block(struct rows *rw, int k, const struct block_build *bb)
+{
+	const struct table *t = &tables[k];
+	const struct stmts *st = &rw->st[k];
+	struct cb_col_in cols[MAX_COLS];
+	int rc;
+
+	for (int c = 0; c < t->ncols; c++)
+		cols[c] = (struct cb_col_in){
+			.type = t->cols[c].kind == C_TEXT ? CB_TEXT : CB_INT,
+			.null = bb->null + (size_t)c * BLOCK_ROWS,
+			.v = bb->v + (size_t)c * BLOCK_ROWS,
+			.len = bb->len + (size_t)c * BLOCK_ROWS,
+			.text = bb->text.buf,
+		};
+	rw->blob.len = 0;
+	rw->zone.len = 0;
+	if (cb_encode(cols, (uint32_t)t->ncols, bb->nrows, &rw->blob, &rw->zone, NULL) < 0)
+		return SQLITE_NOMEM;
+	sqlite3_bind_int64(st->one, 1, rw->nblocks[k]);
+	sqlite3_bind_blob(st->one, 2, rw->blob.buf, (int)rw->blob.len, SQLITE_STATIC);
+	rc = sqlite3_step(st->one);
+	sqlite3_reset(st->one);
+	if (rc != SQLITE_DONE)
+		return rc;
+	sqlite3_bind_int64(st->many, 1, rw->nblocks[k]);
+	sqlite3_bind_blob(st->many, 2, rw->zone.buf, (int)rw->zone.len, SQLITE_STATIC);
+	rc = sqlite3_step(st->many);
+	sqlite3_reset(st->many);
+	if (rc != SQLITE_DONE)
+		return rc;
+	rw->nblocks[k]++;
+	return SQLITE_DONE;
+}
+
 /* Writes batch b (writer thread); 0, or the failing SQLite rc. */
 static int write_batch(struct rows *rw, const struct batch *b)
 {
 	const struct stmts *st = &rw->st[b->table];
 	int ncols = tables[b->table].ncols, rc = SQLITE_DONE;
+
+	if (b->blk != NULL) {
+		rc = write_block(rw, b->table, b->blk);
+		return rc == SQLITE_DONE ? 0 : rc;
+	}
 
 	if (st->many != NULL && b->nrows == BATCH_ROWS) {
 		bind_vals(st->many, b, b->vals, ncols * BATCH_ROWS);
@@ -358,9 +449,17 @@ static void *writer_main(void *arg)
 		}
 		b->nrows = 0;
 		b->alen = 0;
+		bool block = b->blk != NULL;
+		if (block) {
+			b->blk->nrows = 0;
+			b->blk->text.len = 0;
+			rw->bspare[b->table][rw->nbspare[b->table]++] = b->blk;
+			b->blk = NULL;
+		}
 		rw->spare[rw->nspare++] = b;
 		rw->busy = false;
-		if (rw->adder_waits && (rw->nspare >= WAKE_AT || rw->qlen == 0))
+		/* (a block is worth a wake-up: the adder may wait for it) */
+		if (rw->adder_waits && (rw->nspare >= WAKE_AT || rw->qlen == 0 || block))
 			pthread_cond_signal(&rw->room);
 	}
 	pthread_mutex_unlock(&rw->mu);
@@ -374,8 +473,9 @@ static int writer_failed(const char *msg, struct wsr_err *err)
 	return -1;
 }
 
-/* Queues table k's current batch and takes a spare one for it. */
-static int submit(struct rows *rw, int k, struct wsr_err *err)
+/* Queues table k's current batch and takes a spare one for it; for a block
+ * table, also a spare block into *refill. */
+static int submit(struct rows *rw, int k, struct block_build **refill, struct wsr_err *err)
 {
 	char msg[sizeof(rw->errmsg)];
 	bool failed;
@@ -390,6 +490,18 @@ static int submit(struct rows *rw, int k, struct wsr_err *err)
 	rw->qlen++;
 	rw->cur[k] = rw->spare[--rw->nspare];
 	rw->cur[k]->table = k;
+	if (refill != NULL) {
+		/* and a spare block to fill (one comes back with each written block:
+		 * the writer must not sleep on fewer than WAKE_AT batches meanwhile) */
+		while (rw->nbspare[k] == 0) {
+			if (rw->writer_waits)
+				pthread_cond_signal(&rw->work);
+			rw->adder_waits = true;
+			pthread_cond_wait(&rw->room, &rw->mu);
+			rw->adder_waits = false;
+		}
+		*refill = rw->bspare[k][--rw->nbspare[k]];
+	}
 	failed = rw->failed;
 	memcpy(msg, rw->errmsg, sizeof(msg));
 	if (rw->writer_waits && rw->qlen >= WAKE_AT)
@@ -403,9 +515,26 @@ static int prepare_tables(struct rows *rw, struct wsr_err *err)
 	for (int k = 0; k < ROWS_TABLES; k++) {
 		const struct table *t = &tables[k];
 		struct stmts *st = &rw->st[k];
-		char *one = table_sql(t, 1);
+		char *one, *many;
+		if (t->block) {
+			one = sqlite3_mprintf("INSERT INTO %s_block (id, data) VALUES (?1, ?2)",
+					      t->name);
+			many = sqlite3_mprintf("INSERT INTO %s_zone (id, zone) VALUES (?1, ?2)",
+					       t->name);
+			int rc = one == NULL || many == NULL ? -1 : 0;
+			if (rc < 0)
+				err_push(err, "out of memory");
+			else if ((rc = db_prepare(rw->db, &st->one, one, err)) == 0)
+				rc = db_prepare(rw->db, &st->many, many, err);
+			sqlite3_free(one);
+			sqlite3_free(many);
+			if (rc < 0)
+				return -1;
+			continue;
+		}
+		one = table_sql(t, 1);
 		/* not for upserts (the ON CONFLICT clause follows the tuples) */
-		char *many = t->suffix == NULL ? table_sql(t, BATCH_ROWS) : NULL;
+		many = t->suffix == NULL ? table_sql(t, BATCH_ROWS) : NULL;
 		int rc = -1;
 		if (t->ncols > MAX_COLS || one == NULL || (t->suffix == NULL && many == NULL))
 			err_push(err, "out of memory");
@@ -417,6 +546,35 @@ static int prepare_tables(struct rows *rw, struct wsr_err *err)
 			return -1;
 	}
 	return 0;
+}
+
+static void build_free(struct block_build *bb)
+{
+	if (bb == NULL)
+		return;
+	sb_free(&bb->text);
+	free(bb->v);
+	free(bb->len);
+	free(bb->null);
+	free(bb);
+}
+
+static struct block_build *build_new(int ncols)
+{
+	struct block_build *bb = calloc(1, sizeof(*bb));
+	size_t n = (size_t)ncols * BLOCK_ROWS;
+
+	if (bb == NULL)
+		return NULL;
+	sb_init(&bb->text);
+	bb->v = malloc(n * sizeof(*bb->v));
+	bb->len = calloc(n, sizeof(*bb->len));
+	bb->null = malloc(n);
+	if (bb->v == NULL || bb->len == NULL || bb->null == NULL) {
+		build_free(bb);
+		return NULL;
+	}
+	return bb;
 }
 
 struct rows *rows_create(sqlite3 *db, struct wsr_err *err)
@@ -431,8 +589,30 @@ struct rows *rows_create(sqlite3 *db, struct wsr_err *err)
 	pthread_mutex_init(&rw->mu, NULL);
 	pthread_cond_init(&rw->work, NULL);
 	pthread_cond_init(&rw->room, NULL);
+	sb_init(&rw->blob);
+	sb_init(&rw->zone);
 	if (prepare_tables(rw, err) < 0)
 		goto fail;
+	for (int k = 0; k < ROWS_TABLES; k++) {
+		if (!tables[k].block)
+			continue;
+		/* BLOCK_POOL blocks besides those being filled but one (a grouped
+		 * table makes one for each group it sees), so that the spares,
+		 * while the deriver waits for one, never exceed BLOCK_POOL */
+		for (int i = 0; i < BLOCK_POOL; i++) {
+			if (i == 0 && tables[k].group >= 0)
+				continue;
+			struct block_build *bb = build_new(tables[k].ncols);
+			if (bb == NULL) {
+				err_push(err, "out of memory");
+				goto fail;
+			}
+			if (i == 0)
+				rw->build[k] = bb;
+			else
+				rw->bspare[k][rw->nbspare[k]++] = bb;
+		}
+	}
 	for (rw->nall = 0; rw->nall < POOL; rw->nall++) {
 		struct batch *b = calloc(1, sizeof(*b));
 		if (b == NULL) {
@@ -478,6 +658,17 @@ void rows_destroy(struct rows *rw)
 		free(rw->all[i]->arena);
 		free(rw->all[i]);
 	}
+	for (int k = 0; k < ROWS_TABLES; k++) {
+		/* after the join every block is back: those being filled, the spares */
+		build_free(rw->build[k]);
+		for (int g = 0; g < rw->ngbuild[k]; g++)
+			build_free(rw->gbuild[k][g]);
+		free(rw->gbuild[k]);
+		for (int i = 0; i < rw->nbspare[k]; i++)
+			build_free(rw->bspare[k][i]);
+	}
+	sb_free(&rw->blob);
+	sb_free(&rw->zone);
 	pthread_mutex_destroy(&rw->mu);
 	pthread_cond_destroy(&rw->work);
 	pthread_cond_destroy(&rw->room);
@@ -507,9 +698,87 @@ static int arena_put(struct batch *b, const char *s, struct val *v)
 	return 0;
 }
 
+/* The block being filled for the row at base of block table k: the
+ * table's, or (grouped) its group's, made on the group's first row. */
+static struct block_build **build_for(struct rows *rw, enum rows_table k, const char *base,
+				      struct wsr_err *err)
+{
+	const struct table *t = &tables[k];
+	int64_t g;
+
+	if (t->group < 0)
+		return &rw->build[k];
+	memcpy(&g, base + t->cols[t->group].off, sizeof(g));
+	if (g < 0 || g >= MAX_GROUPS) {
+		err_push(err, "%s: %s %lld out of range 0..%d", t->name, t->cols[t->group].name,
+			 (long long)g, MAX_GROUPS - 1);
+		return NULL;
+	}
+	if (g >= rw->ngbuild[k]) {
+		struct block_build **gb =
+			realloc(rw->gbuild[k], (size_t)(g + 1) * sizeof(*rw->gbuild[k]));
+		if (gb == NULL)
+			goto oom;
+		memset(gb + rw->ngbuild[k], 0,
+		       (size_t)(g + 1 - rw->ngbuild[k]) * sizeof(*rw->gbuild[k]));
+		rw->gbuild[k] = gb;
+		rw->ngbuild[k] = (int)g + 1;
+	}
+	if (rw->gbuild[k][g] == NULL && (rw->gbuild[k][g] = build_new(t->ncols)) == NULL)
+		goto oom;
+	return &rw->gbuild[k][g];
+oom:
+	err_push(err, "out of memory");
+	return NULL;
+}
+
+/* Adds a row to block table k's block; a full block goes to the writer. */
+static int add_block_row(struct rows *rw, enum rows_table k, const char *base,
+			 struct wsr_err *err)
+{
+	const struct table *t = &tables[k];
+	struct block_build **slot = build_for(rw, k, base, err);
+	if (slot == NULL)
+		return -1;
+	struct block_build *bb = *slot;
+	uint32_t r = bb->nrows;
+
+	for (int c = 0; c < t->ncols; c++) {
+		const struct col *cl = &t->cols[c];
+		size_t at = (size_t)c * BLOCK_ROWS + r;
+		if (cl->kind == C_TEXT) {
+			const char *s;
+			memcpy(&s, base + cl->off, sizeof(s));
+			bb->null[at] = s == NULL;
+			if (s != NULL) {
+				size_t n = strlen(s);
+				bb->v[at] = (int64_t)bb->text.len;
+				bb->len[at] = (uint32_t)n;
+				sb_add(&bb->text, s, n);
+			}
+			continue;
+		}
+		int64_t x;
+		memcpy(&x, base + cl->off, sizeof(x));
+		bb->null[at] = (cl->kind == C_OPT && x == ROW_NULL) || (cl->kind == C_ID && x < 0);
+		bb->v[at] = x;
+	}
+	if (bb->text.oom) {
+		err_push(err, "out of memory");
+		return -1;
+	}
+	if (++bb->nrows < BLOCK_ROWS)
+		return 0;
+	rw->cur[k]->blk = bb;
+	*slot = NULL;
+	return submit(rw, k, slot, err);
+}
+
 int rows_add(struct rows *rw, enum rows_table k, const void *row, struct wsr_err *err)
 {
 	const struct table *t = &tables[k];
+	if (t->block)
+		return add_block_row(rw, k, row, err);
 	struct batch *b = rw->cur[k];
 	struct val *v = b->vals + (size_t)b->nrows * (size_t)t->ncols;
 	const char *base = row;
@@ -536,7 +805,7 @@ int rows_add(struct rows *rw, enum rows_table k, const void *row, struct wsr_err
 	}
 	b->nrows++;
 	if (b->nrows == (rw->st[k].many != NULL ? BATCH_ROWS : 1))
-		return submit(rw, k, err);
+		return submit(rw, k, NULL, err);
 	return 0;
 oom:
 	err_push(err, "out of memory");
@@ -548,9 +817,23 @@ int rows_flush(struct rows *rw, struct wsr_err *err)
 	char msg[sizeof(rw->errmsg)];
 	bool failed;
 
-	for (int k = 0; k < ROWS_TABLES; k++)
-		if (rw->cur[k]->nrows > 0 && submit(rw, k, err) < 0)
-			return -1;
+	for (int k = 0; k < ROWS_TABLES; k++) {
+		if (!tables[k].block) {
+			if (rw->cur[k]->nrows > 0 && submit(rw, k, NULL, err) < 0)
+				return -1;
+			continue;
+		}
+		int n = tables[k].group < 0 ? 1 : rw->ngbuild[k];
+		for (int g = 0; g < n; g++) {
+			struct block_build **slot = tables[k].group < 0 ? &rw->build[k] : &rw->gbuild[k][g];
+			if (*slot == NULL || (*slot)->nrows == 0)
+				continue;
+			rw->cur[k]->blk = *slot;
+			*slot = NULL;
+			if (submit(rw, k, slot, err) < 0)
+				return -1;
+		}
+	}
 	pthread_mutex_lock(&rw->mu);
 	if (rw->writer_waits && rw->qlen > 0)
 		pthread_cond_signal(&rw->work);

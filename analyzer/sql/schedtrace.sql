@@ -10,8 +10,11 @@
 --
 -- Invariants:
 --   - One row per row of schedtrace_ticks(k, ts), in ts order: the counters
---     step function (the `counters` row at or before ts) and each P's
---     p_counters row at or before ts. Only reads tables and views.
+--     step function (the `counters` row at or before ts: the events row with
+--     the counters, found by id, since SQLite does not flatten a view over
+--     the virtual table events on the right of a LEFT JOIN and would copy
+--     all of it) and each P's p_counters row at or before ts. Only reads
+--     tables and views.
 --   - t_ms is the "SCHED Nms" label: whole milliseconds after meta.start_ts;
 --     t is nanoseconds after it.
 --   - runq and schedticks are JSON arrays, one entry per row of `p` in P
@@ -39,7 +42,8 @@ SELECT
   ticks.ts - ti.start_ts AS t,
   c.runnable_gs AS runnable_gs,
   c.running_gs AS running_gs
-FROM schedtrace_ticks ticks, trace_info ti
-LEFT JOIN counters c ON c.ts = (SELECT c2.ts FROM counters c2 WHERE c2.ts <= ticks.ts
-                               ORDER BY c2.ts DESC LIMIT 1)
+FROM (SELECT t.k, t.ts, (SELECT c2.id FROM events c2 WHERE c2.running_gs IS NOT NULL
+                          AND c2.ts <= t.ts ORDER BY c2.ts DESC, c2.id DESC LIMIT 1) AS cid
+      FROM schedtrace_ticks t) ticks, trace_info ti
+LEFT JOIN events c ON c.id = ticks.cid
 ORDER BY ticks.ts

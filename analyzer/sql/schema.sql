@@ -18,7 +18,7 @@
 -- Concurrency: written once by `wsr ingest` (to X.db.tmp, then renamed);
 --   read-only afterwards (the viewer opens it with SQLITE_OPEN_READONLY).
 
-PRAGMA user_version = 5;
+PRAGMA user_version = 6;
 
 -- Trace-wide facts: trace_path, hostname, procname, vpid, gomaxprocs,
 -- runq_size, runtime_version, start_ts, end_ts, duration_ns, events,
@@ -35,42 +35,44 @@ CREATE TABLE meta (
   value
 ) WITHOUT ROWID;
 
--- Every event, in time order (id is the muxer order). Keyed by (ts, id) so
--- time-range scans need no separate index (and the table is written in key
--- order, which keeps ingestion fast).
+-- Every event, in time order (id is the muxer order, from 0; ts never
+-- decreases with id). A virtual table (module wsr_blocks, registered by
+-- the analyzer and the viewer on each connection, or loaded from the
+-- wsr_sqlite extension: docs/schema.md, "Changes in version 6") over
+-- column blocks of 1024 events: events_block holds each block's columns,
+-- delta-coded (analyzer/colblock.c), events_zone its zone map (per column
+-- min, max, NULL count, a mask of the texts). Ranges and equality on id
+-- (also its rowid) and ts seek by the zone maps, equality on the other
+-- columns skips the blocks that cannot hold the value, and ORDER BY ts or
+-- id (ascending or descending) is the storage order. Read-only.
 -- The payload fields beyond p, m, g live in a1..a3 (integers) and extra
 -- (text: the init version string, the schedtrace record as JSON, or all
 -- fields of an event unknown to this analyzer as JSON); event_fields maps
 -- field names to columns and the ev_<name> views expose them by name.
-CREATE TABLE events (
-  id    INTEGER NOT NULL,
-  ts    INTEGER NOT NULL,
-  name  TEXT NOT NULL,      -- event name without the "wsr:" provider prefix
-  cpu   INTEGER,            -- cpu_id context field (NULL if not recorded)
-  tid   INTEGER,            -- vtid field (payload; the context field in older traces)
-  vpid  INTEGER,            -- vpid field (payload; the context field in older traces)
-  p     INTEGER,            -- -1: the emitter held no P
-  m     INTEGER,            -- -1: not emitted by an M (sysmon, monitor)
-  g     INTEGER,            -- the G the event is about (NULL if none)
-  a1    INTEGER,
-  a2    INTEGER,
-  a3    INTEGER,
-  extra TEXT,
-  -- The scheduler's counters after every event at ts, on the last event at
-  -- a ts at which one of them changed (NULL on the others): the counters
-  -- view (views.sql) is these rows. idle_ps = npidle, spinning_ms =
-  -- nmspinning, idle_ms = nmidle (parked Ms), threads = Ms started so far,
-  -- running_gs / runnable_gs = Gs in those g_state states, global_len =
-  -- global run queue length.
-  idle_ps     INTEGER,
-  spinning_ms INTEGER,
-  idle_ms     INTEGER,
-  threads     INTEGER,
-  running_gs  INTEGER,
-  runnable_gs INTEGER,
-  global_len  INTEGER,
-  PRIMARY KEY (ts, id)
-) WITHOUT ROWID;
+--   name: the event name without the "wsr:" provider prefix; cpu: the
+--   cpu_id context field (NULL if not recorded); tid, vpid: the vtid and
+--   vpid fields (payload; the context fields in older traces); p: -1 when
+--   the emitter held no P; m: -1 when not emitted by an M (sysmon,
+--   monitor); g: the G the event is about (NULL if none).
+--   The scheduler's counters after every event at ts, on the last event at
+--   a ts at which one of them changed (NULL on the others): the counters
+--   view (views.sql) is these rows. idle_ps = npidle, spinning_ms =
+--   nmspinning, idle_ms = nmidle (parked Ms), threads = Ms started so far,
+--   running_gs / runnable_gs = Gs in those g_state states, global_len =
+--   global run queue length.
+CREATE TABLE events_block (
+  id   INTEGER PRIMARY KEY,  -- block number: 0, 1, ... in event order
+  data BLOB NOT NULL
+);
+CREATE TABLE events_zone (
+  id   INTEGER PRIMARY KEY,  -- events_block.id
+  zone BLOB NOT NULL
+);
+CREATE VIRTUAL TABLE events USING wsr_blocks(rowid=id, order=ts,
+  id INTEGER, ts INTEGER, name TEXT, cpu INTEGER, tid INTEGER, vpid INTEGER,
+  p INTEGER, m INTEGER, g INTEGER, a1 INTEGER, a2 INTEGER, a3 INTEGER, extra TEXT,
+  idle_ps INTEGER, spinning_ms INTEGER, idle_ms INTEGER, threads INTEGER,
+  running_gs INTEGER, runnable_gs INTEGER, global_len INTEGER);
 
 -- Events per name (all events, wsr and other providers), written at the end
 -- of ingestion; equal to SELECT name, count(*) FROM events GROUP BY name.
@@ -269,15 +271,20 @@ CREATE TABLE global_gets (
 -- prints it), runnext = the G in the runnext slot (0: empty), schedticks =
 -- the P's schedtick as the runtime counts it: g_run events that do not
 -- inherit the time slice (inherit = 0); runs = every g_run on the P so far.
-CREATE TABLE p_counters (
-  p          INTEGER NOT NULL,
-  ts         INTEGER NOT NULL,
-  runq       INTEGER NOT NULL,
-  runnext    INTEGER NOT NULL,
-  schedticks INTEGER NOT NULL,
-  runs       INTEGER NOT NULL,
-  PRIMARY KEY (p, ts)
-) WITHOUT ROWID;
+-- A virtual table (module wsr_blocks) over column blocks like events, one
+-- block stream per P (group=p): p = ? AND ts <= ? ORDER BY ts DESC reads
+-- that P's blocks only, seeks ts by their zone maps and needs no sort.
+-- rowid: the row's position in the blocks.
+CREATE TABLE p_counters_block (
+  id   INTEGER PRIMARY KEY,  -- block number; each block holds one P's rows
+  data BLOB NOT NULL
+);
+CREATE TABLE p_counters_zone (
+  id   INTEGER PRIMARY KEY,  -- p_counters_block.id
+  zone BLOB NOT NULL
+);
+CREATE VIRTUAL TABLE p_counters USING wsr_blocks(group=p, order=ts,
+  p INTEGER, ts INTEGER, runq INTEGER, runnext INTEGER, schedticks INTEGER, runs INTEGER);
 
 -- Each field of each runtime schedtrace snapshot beside the reconstruction
 -- (analyzer/schedcheck.c has the rule): snap_id/snap_ts the schedtrace

@@ -53,7 +53,6 @@ import os
 import re
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -66,6 +65,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'
 from procs import alive, children, cmdline  # noqa: E402
 from tap import done, ok, run  # noqa: E402
 import lttrec  # noqa: E402
+import wsrdb  # noqa: E402
 
 
 def bt2_event_count(trace):
@@ -253,7 +253,7 @@ def check_report(wsr, dbpath, tmp):
     r = run([wsr, 'report', dbpath])
     ok(r.returncode == 0 and 'SCHED ' in r.stdout and 'steal matrix' in r.stdout,
        'wsr report (text)', r.stderr + r.stdout[-2000:])
-    db = sqlite3.connect(dbpath)
+    db = wsrdb.connect(dbpath)
     view = db.execute('SELECT t_ms, gomaxprocs, idleprocs, threads, spinningthreads, '
                       'needspinning, idlethreads, runqueue, runq, schedticks FROM '
                       'schedtrace').fetchall()
@@ -350,8 +350,8 @@ def case_sim(wsr, sim, tmp):
               r.stderr):
         return
     ok(not tmp_files(dbpath), 'no .tmp left after a successful ingest')
-    db = sqlite3.connect(dbpath)
-    ok(db.execute('PRAGMA user_version').fetchone()[0] == 5, 'PRAGMA user_version is 5')
+    db = wsrdb.connect(dbpath)
+    ok(db.execute('PRAGMA user_version').fetchone()[0] == 6, 'PRAGMA user_version is 6')
     disc = db.execute("SELECT value FROM meta WHERE key = 'discarded_events'").fetchone()[0]
     ok(disc == 0, 'the recording lost no event', disc)
     check_counts(db, stats, bt2_event_count(trace))
@@ -369,7 +369,7 @@ def case_sim(wsr, sim, tmp):
     # The same trace ingested twice gives the same database content.
     db2 = os.path.join(tmp, 'sim2.db')
     ingest(wsr, trace, db2)
-    a, b = sqlite3.connect(dbpath), sqlite3.connect(db2)
+    a, b = wsrdb.connect(dbpath), wsrdb.connect(db2)
     same = True
     for t in ('events', 'g_state', 'p_state', 'm_state', 'counters', 'p_counters', 'steals', 'g'):
         q = 'SELECT * FROM %s' % t
@@ -397,7 +397,7 @@ def case_example(wsr, name, exe, args, tmp):
     r = ingest(wsr, trace, dbpath)
     if not ok(r.returncode == 0, 'wsr ingest of the %s trace' % name, r.stderr):
         return
-    db = sqlite3.connect(dbpath)
+    db = wsrdb.connect(dbpath)
     disc = db.execute("SELECT value FROM meta WHERE key = 'discarded_events'").fetchone()[0]
     ok(disc == 0, 'the recording lost no event', disc)
     check_counts(db, stats, bt2_event_count(trace))
@@ -572,7 +572,7 @@ def case_discarded(wsr, sim, tmp):
     ok(r.returncode == 0, 'a trace with discarded events ingests', r.stderr[-500:])
     if r.returncode != 0:
         return
-    db = sqlite3.connect(dbpath)
+    db = wsrdb.connect(dbpath)
     n = db.execute("SELECT value FROM meta WHERE key = 'discarded_events'").fetchone()[0]
     rows = db.execute('SELECT count(*) FROM discarded').fetchone()[0]
     db.close()
@@ -618,7 +618,7 @@ def stream_and_index(trace):
 
 
 def meta(dbpath):
-    db = sqlite3.connect(dbpath)
+    db = wsrdb.connect(dbpath)
     m = dict(db.execute('SELECT key, value FROM meta'))
     db.close()
     return m
@@ -720,7 +720,7 @@ def case_foreign(wsr, sim, tmp):
                     'a trace with a tracef event', events='wsr:*,lttng_ust_tracef:*')
     if dbpath is None:
         return
-    db = sqlite3.connect(dbpath)
+    db = wsrdb.connect(dbpath)
     rows = db.execute("SELECT extra, json_extract(extra, '$.msg') FROM events "
                       "WHERE name = 'lttng_ust_tracef:event'").fetchall()
     want = '"q\\"b\\\\n\\nr\\rt\\t\\u003c\\u0026\\u003e\\u0001 end"'
@@ -805,13 +805,13 @@ def case_cli(wsr, sim, endings, srcroot, tmp):
     ok(r.returncode == 2 and 'is not a wsr database' in r.stderr and
        open(notdb).read() == 'precious\n', '--force refuses to replace a text file', r.stderr)
     other = os.path.join(tmp, 'other.db')
-    c = sqlite3.connect(other)
+    c = wsrdb.connect(other)
     c.execute('CREATE TABLE t (x)')
     c.commit()
     c.close()
     r = ingest(wsr, good, other, '--force')
     ok(r.returncode == 2 and 'is not a wsr database' in r.stderr and
-       sqlite3.connect(other).execute("SELECT count(*) FROM sqlite_master WHERE name = 't'")
+       wsrdb.connect(other).execute("SELECT count(*) FROM sqlite_master WHERE name = 't'")
        .fetchone()[0] == 1, '--force refuses to replace another SQLite database', r.stderr)
     adir = os.path.join(tmp, 'adir')
     os.mkdir(adir)
@@ -826,7 +826,7 @@ def case_cli(wsr, sim, endings, srcroot, tmp):
                               ('emptymeta', 'DELETE FROM meta', 'no schema_version')):
         p = os.path.join(tmp, name + '.db')
         shutil.copy(gooddb, p)
-        c = sqlite3.connect(p)
+        c = wsrdb.connect(p)
         c.execute(sql)
         c.commit()
         c.close()
@@ -836,12 +836,26 @@ def case_cli(wsr, sim, endings, srcroot, tmp):
                'wsr %s on a database with %s: exit 2, "%s"' % (cmd[0], name, needle),
                'exit %d: %s' % (r.returncode, r.stderr))
 
+    # -- a database of an older schema is refused by every reader, with the
+    # version it has (version 5: events as a table, not column blocks).
+    p = os.path.join(tmp, 'v5.db')
+    shutil.copy(gooddb, p)
+    c = wsrdb.connect(p)
+    c.execute('PRAGMA user_version = 5')
+    c.commit()
+    c.close()
+    for cmd in (['report', p], ['check', p, '--fail-if', 'events < 0'], ['diff', p, gooddb]):
+        r = run([wsr] + cmd)
+        ok(r.returncode == 2 and 'not a wsr database of schema version 6 (user_version 5)'
+           in r.stderr, 'wsr %s on a schema 5 database: exit 2, the versions named' % cmd[0],
+           'exit %d: %s' % (r.returncode, r.stderr))
+
     # -- an SQL read that fails is an error, never a figure of 0: meta.start_ts
     # raises "integer overflow" when read (before, every reader took it as absent
     # and printed a report from start 0, exit 0).
     p = os.path.join(tmp, 'badread.db')
     shutil.copy(gooddb, p)
-    c = sqlite3.connect(p)
+    c = wsrdb.connect(p)
     c.executescript("ALTER TABLE meta RENAME TO meta_real;"
                     "CREATE VIEW meta AS SELECT key, value FROM meta_real WHERE key != 'start_ts'"
                     " UNION ALL SELECT 'start_ts', abs(-9223372036854775807 - 1);")
@@ -1071,7 +1085,7 @@ def case_plugin(wsr, sim, plugin_dir, tmp):
     if not ok(r.returncode == 0 and os.path.exists(b), 'babeltrace2 -c sink.wsr.sqlite',
               r.stdout + r.stderr):
         return
-    x, y = sqlite3.connect(a), sqlite3.connect(b)
+    x, y = wsrdb.connect(a), wsrdb.connect(b)
     for t in ('events', 'g_state', 'p_state', 'm_state', 'counters', 'p_counters', 'steals',
               'event_counts'):
         q = 'SELECT * FROM %s' % t
@@ -1089,7 +1103,7 @@ def case_plugin(wsr, sim, plugin_dir, tmp):
     if not ok(r.returncode == 0 and r2.returncode == 0, 'wsr ingest --dag, sink dag=true',
               r.stderr + r2.stdout + r2.stderr):
         return
-    x, y = sqlite3.connect(a2), sqlite3.connect(b2)
+    x, y = wsrdb.connect(a2), wsrdb.connect(b2)
     n = x.execute('SELECT count(*) FROM dag_edge').fetchone()[0]
     same = all(sorted(x.execute('SELECT * FROM %s' % t).fetchall(), key=repr) ==
                sorted(y.execute('SELECT * FROM %s' % t).fetchall(), key=repr)
@@ -1169,7 +1183,7 @@ def case_viewer(wsr, sim, tmp):
                     'the 50-sample trace')
     if dbpath is None:
         return
-    db = sqlite3.connect(dbpath)
+    db = wsrdb.connect(dbpath)
     samples = [x for (x,) in db.execute('SELECT latency_ns FROM sched_latency ORDER BY 1')]
     dur = db.execute('SELECT duration_ns FROM trace_info').fetchone()[0]
     db.close()
@@ -1190,7 +1204,7 @@ def case_viewer(wsr, sim, tmp):
     dbpath = os.path.join(tmp, 'sim.db')
     r = ingest(wsr, trace, dbpath)
     if ok(r.returncode == 0, 'wsr ingest of the 4-P trace', r.stderr):
-        db = sqlite3.connect(dbpath)
+        db = wsrdb.connect(dbpath)
         dur = db.execute('SELECT duration_ns FROM trace_info').fetchone()[0]
         db.close()
         check_viewer_agrees(wsr, dbpath, max(1000, dur // 200), '4 Ps')

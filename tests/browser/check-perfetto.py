@@ -12,10 +12,12 @@
 # usage: check-perfetto.py   (env: WSR_BUILD_ROOT; WSR_EXAMPLE, WSR_EXAMPLE_ARGS)
 # Exit status: 0 all passed, 1 a check failed.
 import os
-import sqlite3
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import wsrdb  # noqa: E402
 
 SLICE_BEGIN, SLICE_END, INSTANT, COUNTER = 1, 2, 3, 4
 failures = 0
@@ -151,7 +153,7 @@ def main():
            and 'not a wsr database' in r.stderr,
            'a file that is not a wsr database: exit 2, clear error, no output', r.stderr)
         tracks, events, seqs = decode(out)
-        c = sqlite3.connect('file:%s?mode=ro' % db, uri=True)
+        c = wsrdb.connect(db, ro=True)
 
         ok(seqs == {1}, 'every packet is on sequence 1', seqs)
         ok(all(e['track'] in tracks for e in events), 'every event names a declared track')

@@ -28,7 +28,6 @@
 import os
 import shutil
 import socket
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,8 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import wsrview  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import wsrdb  # noqa: E402
 
 failures = 0
 count = 0
@@ -72,7 +73,7 @@ def refused(answer, needle='not authorized'):
 def case_console(wsr, db, tmp):
     fts = os.path.join(tmp, 'fts.db')
     shutil.copyfile(db, fts)
-    c = sqlite3.connect(fts)
+    c = wsrdb.connect(fts)
     c.execute('CREATE VIRTUAL TABLE notes USING fts4(body)')
     c.execute("INSERT INTO notes VALUES ('a note about steals')")
     c.commit()
@@ -109,7 +110,7 @@ def case_console(wsr, db, tmp):
     finally:
         rc = v.stop()
     ok(rc == 0, 'wsr view exits 0 on SIGTERM after the attempts', rc)
-    meta = sqlite3.connect('file:%s?mode=ro' % fts, uri=True).execute(
+    meta = wsrdb.connect(fts, ro=True).execute(
         'SELECT count(*) FROM meta').fetchone()[0]
     ok(meta > 0, 'the database is unchanged', meta)
 
@@ -192,7 +193,7 @@ def case_load(wsr, db):
                 pass
         ok(closed == len(idle), 'the server closes idle connections (within 30 s)', closed)
         a = sql(v, 'SELECT count(*) FROM steals')
-        n = sqlite3.connect('file:%s?mode=ro' % db, uri=True).execute(
+        n = wsrdb.connect(db, ro=True).execute(
             'SELECT count(*) FROM steals').fetchone()[0]
         ok(a[0] == 200 and a[1].get('rows') == [[n]], 'the console answers again afterwards', a)
     finally:

@@ -46,6 +46,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'lib'))
 from tap import done, note, ok  # noqa: E402
 import tap  # noqa: E402
+import wsrdb  # noqa: E402
 
 TRACES = os.path.join(HERE, 'traces.tar.xz')
 EXPECTED = os.path.join(HERE, 'expected')
@@ -149,7 +150,7 @@ def fmt(v):
 def sql_dump(dbpath, objs, meta_keys=None):
     """The text dump of objs ((name, [columns]); None: the database's own documented ones);
     meta only for meta_keys when given (a new meta key is a new column: not compared)."""
-    db = sqlite3.connect('file:%s?mode=ro' % dbpath, uri=True)
+    db = wsrdb.connect(dbpath, ro=True)
     if objs is None:
         objs = sql_objects_now(db)
     parts = []

@@ -6,5 +6,7 @@
 set -eu
 [ $# -eq 1 ] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
-ninja -C "$1" analyzer/wsr >/dev/null
+ninja -C "$1" analyzer/wsr analyzer/wsr_sqlite.so >/dev/null
+WSR_SQLITE_EXT=$(cd "$1" && pwd)/analyzer/wsr_sqlite.so
+export WSR_SQLITE_EXT
 exec python3 "$here/corpus.py" "$1/analyzer/wsr" --regen

@@ -23,7 +23,6 @@ import os
 import re
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -35,6 +34,7 @@ sys.path.insert(0, os.path.join(HERE, '..', 'lib'))
 from tap import done, failed, note, ok, run  # noqa: E402
 import check_trace  # noqa: E402  (babeltrace2 reader, stats line parser)
 import test_run  # noqa: E402  (Sessiond)
+import wsrdb  # noqa: E402
 
 MAX_SAMPLES = 5
 # `wsr run` takes 1-10 s here (TSan included); past this it hangs (e.g. in `lttng stop`).
@@ -499,7 +499,7 @@ def lossless(wsr, tmp, case, exe, procs, seen, trans):
     if dbpath is None:
         note('%s: no database: checks (a)-(e) cannot run' % label)
         return
-    db = sqlite3.connect(dbpath)
+    db = wsrdb.connect(dbpath)
     try:
         with open(os.path.join(trace, 'wsr-run.json')) as f:
             runrec = json.load(f)
@@ -555,7 +555,7 @@ def lossy(wsr, tmp, case, exe):
     if dbpath is None:
         note('%s: no database: the bounds cannot be checked' % label)
         return
-    db = sqlite3.connect(dbpath)
+    db = wsrdb.connect(dbpath)
     try:
         nps = int(meta(db, 'gomaxprocs'))
         lost = int(meta(db, 'discarded_events'))

@@ -46,6 +46,7 @@
 
 #include <sqlite3.h>
 
+#include "blockvtab.h"
 #include "db.h"
 #include "derive.h"
 #include "err.h"
@@ -93,6 +94,10 @@ static sqlite3 *fresh_db(void)
 	err_init(&err);
 	if (copy == NULL || sqlite3_open(":memory:", &db) != SQLITE_OK) {
 		fprintf(stderr, "fuzz-derive: out of memory\n");
+		abort();
+	}
+	if (blockvtab_register(db) != SQLITE_OK) {
+		fprintf(stderr, "fuzz-derive: registering wsr_blocks\n");
 		abort();
 	}
 	memcpy(copy, schema_image, (size_t)schema_size);

@@ -22,7 +22,6 @@ import json
 import os
 import re
 import signal
-import sqlite3
 import subprocess
 import sys
 import tarfile
@@ -32,6 +31,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 from procs import alive, comm, descendants  # noqa: E402
 from tap import done, note, ok, run  # noqa: E402
+import wsrdb  # noqa: E402
 
 PREC = {'throughput': 0, 'speedup': 2, 'steals': 0, 'gs_per_steal': 2,
         'attempts_per_steal': 2, 'spin_cpu_pct': 2, 'latency_p50_us': 1,
@@ -157,7 +157,7 @@ def check_results(wsr, out):
     for c in cells:
         name = '%s/%s/P=%d' % (c['workload'], c['label'], c['procs'])
         path = os.path.join(out, c['db'])
-        db = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
+        db = wsrdb.connect(path, ro=True)
         meta = dict(db.execute('SELECT key, value FROM meta'))
         ok(meta.get('policy') == c['policy'] and meta.get('gomaxprocs') == c['procs'],
            name + ': the database records the policy and P it ran with',
@@ -271,7 +271,7 @@ def check_old_trace(wsr, tarball, tmp):
     r = run([wsr, 'ingest', os.path.join(tmp, 'fib-p1'), '-o', db])
     if not ok(r.returncode == 0, 'an old trace (corpus fib-p1) ingests', r.stderr):
         return
-    con = sqlite3.connect(db)
+    con = wsrdb.connect(db)
     pol = con.execute("SELECT value FROM meta WHERE key IN ('policy', 'policy_knobs')").fetchall()
     con.close()
     rt = run([wsr, 'report', db])

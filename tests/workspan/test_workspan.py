@@ -27,13 +27,13 @@
 #   assertion compares a figure with wall-clock time other than the trace's.
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 from tap import done, ok, run  # noqa: E402
+import wsrdb  # noqa: E402
 
 STRAND_NS = 200000
 
@@ -64,7 +64,7 @@ def check_shape(wsr, prog, procs, shape, args, spawns, fully, strict, tmp):
         return
     c = json.loads(lines[0])
     dbpath = os.path.join(out, 'trace.db')
-    db = sqlite3.connect(dbpath)
+    db = wsrdb.connect(dbpath)
     m = meta(db)
     ok(m['discarded_events'] == 0 and m['gomaxprocs'] == procs,
        '%s: lossless recording at P=%d' % (shape, procs), m)
@@ -101,7 +101,7 @@ def check_shape(wsr, prog, procs, shape, args, spawns, fully, strict, tmp):
     fullpath = os.path.join(out, 'full.db')
     r = run([wsr, 'ingest', out, '--dag', '-q', '-o', fullpath])
     ok(r.returncode == 0, '%s: wsr ingest --dag' % shape, r.stderr[-1500:])
-    full = sqlite3.connect(fullpath)
+    full = wsrdb.connect(fullpath)
     mf = meta(full)
     same = [k for k in m if k.startswith(('dag_', 'work_', 'span_', 'burdened_'))
             and k != 'dag_tables' and mf.get(k) != m[k]]
@@ -180,7 +180,7 @@ def check_scale(wsr, prog, tmp):
        'wsr scale prints scale.md')
     t_p, s1 = [], None
     for procs in (1, 2, 3):
-        db = sqlite3.connect(os.path.join(out, 'p%d' % procs, 'trace.db'))
+        db = wsrdb.connect(os.path.join(out, 'p%d' % procs, 'trace.db'))
         m = meta(db)
         db.close()
         t_p.append(m['observed_ms'])
@@ -196,7 +196,7 @@ def check_scale(wsr, prog, tmp):
     dbs = [os.path.join(out, 'p%d' % k, 'trace.db') for k in (1, 2)]
     works = []
     for d in dbs:
-        c = sqlite3.connect(d)
+        c = wsrdb.connect(d)
         works.append(meta(c)['work_ms'])
         c.close()
     r = run([wsr, 'diff'] + dbs)

@@ -1,0 +1,134 @@
+/*
+ * blockvtab_int.h - what the two halves of the wsr_blocks module share:
+ * blockvtab.c (the table, its zone maps, the planner) and blockscan.c (the
+ * cursors). Not an interface: blockvtab.h is.
+ *
+ * Invariants: as in blockvtab.c. Concurrency: none (one connection's).
+ */
+#ifndef WSR_ANALYZER_BLOCKVTAB_INT_H
+#define WSR_ANALYZER_BLOCKVTAB_INT_H
+
+#ifdef WSR_SQLITE_EXTENSION
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT3
+#else
+#include <sqlite3.h>
+#endif
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "colblock.h"
+
+#define POS_COL (-2) /* the row's position, when the rowid is not a column */
+
+enum fop {
+	F_EQ,
+	F_LT,
+	F_LE,
+	F_GT,
+	F_GE,
+	F_ISNULL,
+	F_NOTNULL,
+	F_IN
+};
+
+/* A decoded block, shared by the cursors of a vtab (the statements of a
+ * report open and close cursors at every correlated subquery: a block
+ * decoded for one is there for the next). refs: cursors on it. */
+struct bslot {
+	struct cb_block blk;
+	uint8_t *buf; /* the blob, which blk's dictionaries point into */
+	size_t cap;
+	int64_t bno; /* -1: none */
+	uint64_t used_at;
+	int refs;
+};
+
+#define BCACHE_MIN 8 /* slots kept decoded; more only while cursors hold them */
+
+struct bvtab {
+	sqlite3_vtab base;
+	sqlite3 *db;
+	char *name, *schema;
+	uint32_t ncols;
+	char *cname[CB_MAX_COLS];
+	uint8_t type[CB_MAX_COLS];
+	int rowid_col; /* POS_COL: the position */
+	int order_col; /* -1: none */
+	int group_col; /* -1: none; else each block holds one value of it */
+	/* group=: the blocks of each value of group_col, in id order */
+	struct bgroup {
+		int64_t value;
+		uint32_t *blocks, n, cap;
+	} *groups;
+	uint32_t ngroups, capgroups;
+	/* the zone cache: nz blocks; zc holds ncols zones per block */
+	uint32_t nz, capz;
+	int64_t *start; /* nz + 1 entries: position of each block's first row */
+	struct cb_zone *zc;
+	sqlite3_stmt *st_last, *st_zones, *st_data;
+	struct bslot **cache;
+	int ncache;
+	uint64_t clock;
+};
+
+/* One constraint of the plan, with its value from xFilter. */
+struct filt {
+	int col;
+	uint8_t op;
+	bool never; /* a comparison with NULL: no row matches */
+	bool skip;  /* a value the module does not compare: SQLite alone tests it */
+	int64_t i;
+	const void *s;
+	int slen;
+	uint64_t bits; /* texts: their mask bits (IN: all of them) */
+	int n;         /* F_IN: values */
+	int64_t *is;
+	const void **ss;
+	int *slens;
+	uint8_t *match; /* texts, per block: 1 for the dictionary entries that match */
+	uint32_t mcap;
+	char **texts; /* the copies of the texts */
+	int ntexts;
+};
+
+struct bcur {
+	sqlite3_vtab_cursor base;
+	struct bslot *sl;     /* the current block (a reference), NULL: none */
+	struct cb_block *blk; /* sl's, when sl is not NULL */
+	int64_t bno;          /* sl's block id, -1: none */
+	bool desc, eof;
+	bool in_block; /* r and r_end are set for block b */
+	uint64_t used; /* columns to decode */
+	struct filt f[32];
+	int nf;
+	int group; /* the group the plan reads (its blocks only), -1: every block */
+	int64_t b, b_end; /* the current position in the blocks read, and the end (in direction) */
+	int64_t r, r_end;  /* the current row, and the one after the last, in the block */
+	int64_t rlo, rhi, olo, ohi;
+};
+
+/* Block b's zone maps, one per column. */
+#define ZC(vt, b) (&(vt)->zc[(size_t)(b) * (vt)->ncols])
+
+/* Sets the vtab's error message; returns rc. */
+int blockvtab_error(struct bvtab *vt, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The group of value (added when add and new; NULL: none, or out of memory). */
+struct bgroup *blockvtab_group(struct bvtab *vt, int64_t value, bool add);
+/* Frees the decoded blocks no cursor holds (all, at disconnect). */
+void blockvtab_cache_free(struct bvtab *vt);
+/* Reads the zone maps of the blocks added since the last call. */
+int blockvtab_zones_refresh(struct bvtab *vt);
+
+int blockscan_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out);
+int blockscan_close(sqlite3_vtab_cursor *c);
+int blockscan_filter(sqlite3_vtab_cursor *c, int idxnum, const char *idxstr, int argc,
+		     sqlite3_value **argv);
+int blockscan_next(sqlite3_vtab_cursor *c);
+int blockscan_eof(sqlite3_vtab_cursor *c);
+int blockscan_column(sqlite3_vtab_cursor *c, sqlite3_context *ctx, int i);
+int blockscan_rowid(sqlite3_vtab_cursor *c, sqlite3_int64 *out);
+
+#endif /* WSR_ANALYZER_BLOCKVTAB_INT_H */

@@ -1,0 +1,765 @@
+/*
+ * colblock.c - the block codec (see colblock.h).
+ *
+ * A blob is a header and one payload per column:
+ *
+ *   'W' 'B' 1 | varint nrows | varint ncols | per column: type byte, varint
+ *   payload bytes, 4 bytes of checksum | the payloads, in column order
+ *
+ * so a reader decodes only the columns a query uses, and checks a column's
+ * checksum (cb_sum) before it decodes it: a changed byte is an error, not
+ * another value. An integer payload is a mode byte, the NULLs, the values:
+ *
+ *   mode bits 0-1, the NULLs: 0 none; 1 every row (nothing follows); 2 run
+ *     lengths (varint count of runs, then the varint lengths, alternately of
+ *     values and of NULLs, values first); 3 a bitmap, bit r set: row r NULL
+ *     (the smaller of 2 and 3 is written)
+ *   mode bits 2-3, the m values that are not NULL, in row order:
+ *     0 delta runs, each a varint header (count << 1 | kind) covering count
+ *       values (count >= 1): kind 0 one zigzag varint delta d, each value
+ *       the one before + d (repeats: d = 0; the ids: d = 1); kind 1 count
+ *       zigzag varint deltas, one per value;
+ *     1 packed: zigzag varint min, a byte w (0..64), then ceil(m * w / 8)
+ *       bytes, value - min on w bits each, little-endian
+ *     (the smaller of 0 and 1 is written: packed wins on a column of few
+ *     values, such as p, m, cpu, the counters, a text's indices)
+ *
+ * Deltas are from the previous value (0 before the first), and packing from
+ * min, in two's complement modulo 2^64, so every int64 round-trips. A text
+ * column is a dictionary (varint count, then each text as a varint length
+ * and its bytes, in order of first use) and the rows' dictionary indices as
+ * an integer payload (NULL for NULL). The dictionary is the block's own, so it
+ * has at most nrows entries whatever the texts.
+ *
+ * The zone map is varint nrows, varint ncols, then per column varint nnull and, when some
+ * value is not NULL, zigzag varints min and max (integers) or the varint mask
+ * (texts), then 4 bytes of checksum of what precedes (a block skipped by a
+ * wrong zone map would be rows missing without an error).
+ *
+ * Invariants: as in colblock.h; the decoder checks every count and length
+ * against what is left of the payload, and a payload must end exactly where
+ * its values do.
+ * Concurrency: none.
+ */
+#include "config.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "colblock.h"
+
+#define CB_VERSION 1
+#define MIN_RUN 3
+
+/* A 32-bit checksum of n bytes, 8 at a time (little-endian words). */
+static uint32_t cb_sum(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+
+	for (; n > 0; p += n >= 8 ? 8 : n, n -= n >= 8 ? 8 : n) {
+		uint64_t w = 0;
+		size_t k = n >= 8 ? 8 : n;
+		for (size_t i = 0; i < k; i++)
+			w |= (uint64_t)p[i] << (8 * i);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return (uint32_t)h;
+}
+
+static void put_varint(struct sbuf *o, uint64_t x)
+{
+	uint8_t b[10];
+	int n = 0;
+
+	while (x >= 0x80) {
+		b[n++] = (uint8_t)(x | 0x80);
+		x >>= 7;
+	}
+	b[n++] = (uint8_t)x;
+	sb_add(o, b, (size_t)n);
+}
+
+static uint64_t zig(uint64_t d)
+{
+	int64_t s = (int64_t)d;
+	return (d << 1) ^ (uint64_t)(s >> 63);
+}
+
+static uint64_t unzig(uint64_t z)
+{
+	return (z >> 1) ^ (0 - (z & 1));
+}
+
+/* Fewer than 10 bytes left, or a varint longer than 64 bits: false. */
+static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
+{
+	uint64_t x = 0;
+
+	for (int shift = 0; shift < 64; shift += 7) {
+		if (*p >= end)
+			return false;
+		uint8_t c = *(*p)++;
+		if (shift == 63 && c > 1)
+			return false;
+		x |= (uint64_t)(c & 0x7f) << shift;
+		if ((c & 0x80) == 0) {
+			*out = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The delta runs of the m values v (their deltas into d, m entries). */
+static void enc_deltas(struct sbuf *o, const uint64_t *v, uint32_t m, uint64_t *d)
+{
+	uint64_t prev = 0;
+
+	for (uint32_t k = 0; k < m; k++) {
+		d[k] = v[k] - prev;
+		prev = v[k];
+	}
+	uint32_t lit = 0, k = 0;
+	while (k < m) {
+		uint32_t r = 1;
+		while (k + r < m && d[k + r] == d[k])
+			r++;
+		if (r < MIN_RUN) {
+			k++;
+			continue;
+		}
+		if (k > lit) {
+			put_varint(o, (uint64_t)(k - lit) << 1 | 1);
+			for (uint32_t j = lit; j < k; j++)
+				put_varint(o, zig(d[j]));
+		}
+		put_varint(o, (uint64_t)r << 1);
+		put_varint(o, zig(d[k]));
+		k += r;
+		lit = k;
+	}
+	if (m > lit) {
+		put_varint(o, (uint64_t)(m - lit) << 1 | 1);
+		for (uint32_t j = lit; j < m; j++)
+			put_varint(o, zig(d[j]));
+	}
+}
+
+static size_t varint_len(uint64_t x)
+{
+	size_t n = 1;
+	while (x >= 0x80) {
+		x >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* The m values v packed on w bits each from min. */
+static void enc_packed(struct sbuf *o, const uint64_t *v, uint32_t m, uint64_t min, int w)
+{
+	uint8_t buf[512];
+	size_t nb = 0;
+	uint64_t acc = 0;
+	int bits = 0;
+
+	put_varint(o, zig(min));
+	sb_putc(o, (char)w);
+	for (uint32_t k = 0; k < m && w > 0; k++) {
+		uint64_t x = v[k] - min;
+		int left = w;
+		while (left > 0) {
+			int take = left < 64 - bits ? left : 64 - bits;
+			uint64_t part = take == 64 ? x : x & (((uint64_t)1 << take) - 1);
+			acc |= bits == 64 ? 0 : part << bits;
+			bits += take;
+			left -= take;
+			x = take == 64 ? 0 : x >> take;
+			while (bits >= 8) {
+				buf[nb++] = (uint8_t)acc;
+				acc >>= 8;
+				bits -= 8;
+				if (nb == sizeof(buf)) {
+					sb_add(o, buf, nb);
+					nb = 0;
+				}
+			}
+		}
+	}
+	if (bits > 0)
+		buf[nb++] = (uint8_t)acc;
+	sb_add(o, buf, nb);
+}
+
+/* An integer payload of n rows (v, null; d: scratch of 2 n entries). */
+static void enc_ints(struct sbuf *o, const int64_t *v, const uint8_t *null, uint32_t n,
+		     uint64_t *d)
+{
+	uint64_t *vals = d + n; /* the values that are not NULL */
+	uint32_t m = 0, runs = 0;
+	size_t rle = 0;
+	bool in_null = false;
+	uint32_t len = 0;
+
+	/* the NULLs: count the runs (values first) and their bytes */
+	for (uint32_t r = 0; r < n; r++) {
+		bool isnull = null != NULL && null[r];
+		if (isnull != in_null) {
+			rle += varint_len(len);
+			runs++;
+			len = 0;
+			in_null = isnull;
+		}
+		len++;
+		if (!isnull)
+			vals[m++] = (uint64_t)v[r];
+	}
+	rle += varint_len(len) + varint_len(runs + 1);
+	int nullmode = m == n ? 0 : m == 0 ? 1 : rle <= (n + 7) / 8 ? 2 : 3;
+	/* the values: packed from min on w bits, or delta runs, whichever is smaller */
+	uint64_t min = 0, max = 0;
+	for (uint32_t k = 0; k < m; k++) {
+		if (k == 0 || (int64_t)vals[k] < (int64_t)min)
+			min = vals[k];
+		if (k == 0 || (int64_t)vals[k] > (int64_t)max)
+			max = vals[k];
+	}
+	int w = 0;
+	for (uint64_t span = max - min; span != 0; span >>= 1)
+		w++;
+	size_t packed = varint_len(zig(min)) + 1 + ((size_t)m * (size_t)w + 7) / 8;
+	size_t at = o->len;
+	sb_putc(o, 0);
+	if (nullmode == 2) {
+		put_varint(o, runs + 1);
+		in_null = false;
+		len = 0;
+		for (uint32_t r = 0; r < n; r++) {
+			bool isnull = null[r] != 0;
+			if (isnull != in_null) {
+				put_varint(o, len);
+				len = 0;
+				in_null = isnull;
+			}
+			len++;
+		}
+		put_varint(o, len);
+	} else if (nullmode == 3) {
+		for (uint32_t r = 0; r < n; r += 8) {
+			uint8_t b = 0;
+			for (uint32_t k = 0; k < 8 && r + k < n; k++)
+				b |= (uint8_t)((null[r + k] != 0) << k);
+			sb_putc(o, (char)b);
+		}
+	}
+	int valmode = 0;
+	if (m > 0) {
+		size_t before = o->len;
+		enc_deltas(o, vals, m, d);
+		if (o->len - before > packed && !o->oom) {
+			o->len = before;
+			enc_packed(o, vals, m, min, w);
+			valmode = 1;
+		}
+	}
+	if (!o->oom)
+		o->buf[at] = (char)(nullmode | valmode << 2);
+}
+
+struct dict {
+	uint32_t *slot; /* index + 1 of the entry, 0: empty */
+	uint32_t mask;
+	uint32_t n;
+	uint32_t *first; /* the first row of each entry */
+};
+
+static uint64_t hash_text(const void *s, uint32_t len)
+{
+	const uint8_t *p = s;
+	uint64_t h = 14695981039346656037ull; /* FNV-1a */
+
+	for (uint32_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+uint64_t cb_text_bit(const void *s, size_t len)
+{
+	return (uint64_t)1 << (hash_text(s, (uint32_t)len) >> 58);
+}
+
+/* Row r's text ("" when the column has no bytes at all). */
+static const char *text_of(const struct cb_col_in *c, uint32_t r)
+{
+	return c->text != NULL ? c->text + c->v[r] : "";
+}
+
+/* The dictionary and indices of a text column (idx: nrows entries). */
+static int enc_text(struct sbuf *o, const struct cb_col_in *c, uint32_t n, int64_t *idx,
+		    uint64_t *d, struct cb_zone *z)
+{
+	struct dict dc = {0};
+	uint32_t size = 16;
+
+	while (size < 2 * n)
+		size *= 2;
+	dc.slot = calloc(size, sizeof(*dc.slot));
+	dc.first = malloc(n * sizeof(*dc.first));
+	if (dc.slot == NULL || dc.first == NULL) {
+		free(dc.slot);
+		free(dc.first);
+		return -1;
+	}
+	dc.mask = size - 1;
+	for (uint32_t r = 0; r < n; r++) {
+		if (c->null[r]) {
+			idx[r] = 0;
+			continue;
+		}
+		const char *s = text_of(c, r);
+		uint32_t len = c->len[r];
+		uint64_t h = hash_text(s, len);
+		uint32_t at = (uint32_t)h & dc.mask;
+		for (;;) {
+			uint32_t e = dc.slot[at];
+			if (e == 0) {
+				dc.first[dc.n] = r;
+				dc.slot[at] = ++dc.n;
+				idx[r] = dc.n - 1;
+				z->mask |= (uint64_t)1 << (h >> 58);
+				break;
+			}
+			uint32_t f = dc.first[e - 1];
+			if (c->len[f] == len && memcmp(text_of(c, f), s, len) == 0) {
+				idx[r] = e - 1;
+				break;
+			}
+			at = (at + 1) & dc.mask;
+		}
+	}
+	put_varint(o, dc.n);
+	for (uint32_t i = 0; i < dc.n; i++) {
+		uint32_t f = dc.first[i];
+		put_varint(o, c->len[f]);
+		sb_add(o, text_of(c, f), c->len[f]);
+	}
+	enc_ints(o, idx, c->null, n, d);
+	free(dc.slot);
+	free(dc.first);
+	return 0;
+}
+
+int cb_encode(const struct cb_col_in *cols, uint32_t ncols, uint32_t nrows, struct sbuf *blob,
+	      struct sbuf *zone, struct cb_zone *zones)
+{
+	struct sbuf pay;
+	struct cb_zone zs[CB_MAX_COLS];
+	size_t sizes[CB_MAX_COLS];
+	uint64_t *d = malloc(2 * (size_t)nrows * sizeof(*d));
+	int64_t *idx = malloc((size_t)nrows * sizeof(*idx));
+	int ret = -1;
+
+	sb_init(&pay);
+	if (d == NULL || idx == NULL || ncols > CB_MAX_COLS || nrows == 0 || nrows > CB_MAX_ROWS)
+		goto out;
+	for (uint32_t c = 0; c < ncols; c++) {
+		const struct cb_col_in *ci = &cols[c];
+		struct cb_zone *z = &zs[c];
+		size_t before = pay.len;
+		memset(z, 0, sizeof(*z));
+		bool any = false;
+		for (uint32_t r = 0; r < nrows; r++) {
+			if (ci->null[r]) {
+				z->nnull++;
+			} else if (ci->type == CB_INT) {
+				if (!any || ci->v[r] < z->min)
+					z->min = ci->v[r];
+				if (!any || ci->v[r] > z->max)
+					z->max = ci->v[r];
+				any = true;
+			}
+		}
+		if (ci->type == CB_INT)
+			enc_ints(&pay, ci->v, ci->null, nrows, d);
+		else if (enc_text(&pay, ci, nrows, idx, d, z) < 0)
+			goto out;
+		sizes[c] = pay.len - before;
+	}
+	sb_add(blob, "WB", 2);
+	sb_putc(blob, CB_VERSION);
+	put_varint(blob, nrows);
+	put_varint(blob, ncols);
+	size_t at = 0;
+	for (uint32_t c = 0; c < ncols; c++) {
+		uint32_t sum = cb_sum((const uint8_t *)pay.buf + at, sizes[c]);
+		uint8_t sb[4] = {(uint8_t)sum, (uint8_t)(sum >> 8), (uint8_t)(sum >> 16),
+				 (uint8_t)(sum >> 24)};
+		sb_putc(blob, (char)cols[c].type);
+		put_varint(blob, sizes[c]);
+		sb_add(blob, sb, 4);
+		at += sizes[c];
+	}
+	sb_add(blob, pay.buf, pay.len);
+	if (zone != NULL) {
+		size_t zat = zone->len;
+		put_varint(zone, nrows);
+		put_varint(zone, ncols);
+		for (uint32_t c = 0; c < ncols; c++) {
+			put_varint(zone, zs[c].nnull);
+			if (zs[c].nnull == nrows)
+				continue;
+			if (cols[c].type == CB_INT) {
+				put_varint(zone, zig((uint64_t)zs[c].min));
+				put_varint(zone, zig((uint64_t)zs[c].max));
+			} else {
+				put_varint(zone, zs[c].mask);
+			}
+		}
+		if (!zone->oom) {
+			uint32_t sum = cb_sum((const uint8_t *)zone->buf + zat, zone->len - zat);
+			uint8_t sb[4] = {(uint8_t)sum, (uint8_t)(sum >> 8), (uint8_t)(sum >> 16),
+					 (uint8_t)(sum >> 24)};
+			sb_add(zone, sb, 4);
+		}
+	}
+	if (zones != NULL)
+		memcpy(zones, zs, ncols * sizeof(*zs));
+	ret = blob->oom || (zone != NULL && zone->oom) || pay.oom ? -1 : 0;
+out:
+	sb_free(&pay);
+	free(d);
+	free(idx);
+	return ret;
+}
+
+int cb_zone_decode(const void *data, size_t len, uint32_t ncols, const uint8_t *types,
+		   uint32_t *nrows, struct cb_zone *zones, char *err, size_t errlen)
+{
+	const uint8_t *p = data, *end = data != NULL && len >= 4 ? p + len - 4 : p;
+	uint64_t n, k, x, y;
+
+	if (data == NULL || len < 4 ||
+	    cb_sum(p, len - 4) != ((uint32_t)end[0] | (uint32_t)end[1] << 8 |
+				   (uint32_t)end[2] << 16 | (uint32_t)end[3] << 24)) {
+		snprintf(err, errlen, "zone map: checksum mismatch");
+		return -1;
+	}
+	if (!get_varint(&p, end, &n) || n == 0 || n > CB_MAX_ROWS ||
+	    !get_varint(&p, end, &k) || k != ncols) {
+		snprintf(err, errlen, "zone map: not one of %u columns", ncols);
+		return -1;
+	}
+	*nrows = (uint32_t)n;
+	for (uint32_t c = 0; c < ncols; c++) {
+		struct cb_zone *z = &zones[c];
+		memset(z, 0, sizeof(*z));
+		if (!get_varint(&p, end, &x) || x > n)
+			goto bad;
+		z->nnull = (uint32_t)x;
+		if (x == n)
+			continue;
+		if (types[c] == CB_INT) {
+			if (!get_varint(&p, end, &x) || !get_varint(&p, end, &y))
+				goto bad;
+			z->min = (int64_t)unzig(x);
+			z->max = (int64_t)unzig(y);
+			if (z->min > z->max)
+				goto bad;
+		} else if (!get_varint(&p, end, &z->mask) || z->mask == 0) {
+			goto bad;
+		}
+	}
+	if (p == end)
+		return 0;
+bad:
+	snprintf(err, errlen, "zone map: corrupt or truncated");
+	return -1;
+}
+
+/* Capacity for n rows in column c's arrays. */
+static int col_room(struct cb_col *c, uint32_t n)
+{
+	if (c->cap >= n)
+		return 0;
+	int64_t *v = realloc(c->v, (size_t)n * sizeof(*v));
+	if (v != NULL)
+		c->v = v;
+	uint8_t *nl = realloc(c->null, n);
+	if (nl != NULL)
+		c->null = nl;
+	if (v == NULL || nl == NULL)
+		return -1;
+	c->cap = n;
+	return 0;
+}
+
+int cb_open(struct cb_block *b, const void *data, size_t len, uint32_t ncols,
+	    const uint8_t *types, char *err, size_t errlen)
+{
+	const uint8_t *p = data, *end = data != NULL ? p + len : p;
+	uint64_t n, k, size;
+	size_t off = 0;
+
+	b->data = data;
+	b->len = len;
+	b->nrows = b->ncols = 0;
+	if (data == NULL || len < 3 || p[0] != 'W' || p[1] != 'B') {
+		snprintf(err, errlen, "not a column block");
+		return -1;
+	}
+	if (p[2] != CB_VERSION) {
+		snprintf(err, errlen, "column block of format %u (this reader knows %u)", p[2],
+			 CB_VERSION);
+		return -1;
+	}
+	p += 3;
+	if (!get_varint(&p, end, &n) || n == 0 || n > CB_MAX_ROWS || !get_varint(&p, end, &k)) {
+		snprintf(err, errlen, "truncated header");
+		return -1;
+	}
+	if (k != ncols) {
+		snprintf(err, errlen, "%u columns, not %u", (unsigned)k, ncols);
+		return -1;
+	}
+	for (uint32_t c = 0; c < ncols; c++) {
+		struct cb_col *cl = &b->cols[c];
+		if (p >= end || !(cl->type = *p++, get_varint(&p, end, &size)) || end - p < 4) {
+			snprintf(err, errlen, "truncated header");
+			return -1;
+		}
+		cl->sum = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+			  (uint32_t)p[3] << 24;
+		p += 4;
+		if (cl->type != types[c]) {
+			snprintf(err, errlen, "column %u is of type %u, not %u", c, cl->type, types[c]);
+			return -1;
+		}
+		if (size > len) {
+			snprintf(err, errlen, "column %u: %llu bytes in a blob of %zu", c,
+				 (unsigned long long)size, len);
+			return -1;
+		}
+		cl->off = (uint32_t)off;
+		cl->size = (uint32_t)size;
+		cl->decoded = 0;
+		off += size;
+	}
+	if (off != (size_t)(end - p)) {
+		snprintf(err, errlen, "%zu bytes of columns in %zu bytes of payload", off,
+			 (size_t)(end - p));
+		return -1;
+	}
+	for (uint32_t c = 0; c < ncols; c++)
+		b->cols[c].off += (uint32_t)(p - (const uint8_t *)data);
+	b->nrows = (uint32_t)n;
+	b->ncols = ncols;
+	return 0;
+}
+
+/* The m values of a delta-run section [*p, end) into c->v at the rows not NULL. */
+static const char *dec_deltas(struct cb_col *c, const uint8_t **p, const uint8_t *end,
+			      uint32_t n, uint32_t m)
+{
+	uint64_t prev = 0, h, z = 0;
+	uint32_t k = 0, r = 0;
+
+	while (k < m) {
+		if (!get_varint(p, end, &h))
+			return "truncated run";
+		uint64_t cnt = h >> 1;
+		if (cnt == 0 || cnt > m - k)
+			return "run past the block's values";
+		if ((h & 1) == 0 && !get_varint(p, end, &z))
+			return "truncated run";
+		for (uint64_t i = 0; i < cnt; i++, k++) {
+			if ((h & 1) != 0 && !get_varint(p, end, &z))
+				return "truncated run";
+			prev += unzig(z);
+			while (r < n && c->null[r])
+				r++;
+			c->v[r++] = (int64_t)prev;
+		}
+	}
+	return NULL;
+}
+
+/* The m packed values [*p, end) into c->v at the rows not NULL. */
+static const char *dec_packed(struct cb_col *c, const uint8_t **p, const uint8_t *end,
+			      uint32_t n, uint32_t m)
+{
+	uint64_t z;
+
+	if (!get_varint(p, end, &z) || *p >= end)
+		return "truncated packed values";
+	uint64_t min = unzig(z);
+	int w = *(*p)++;
+	if (w > 64)
+		return "bad bit width";
+	size_t nbytes = ((size_t)m * (size_t)w + 7) / 8;
+	if ((size_t)(end - *p) < nbytes)
+		return "truncated packed values";
+	const uint8_t *b = *p;
+	uint64_t off = 0;
+	uint32_t r = 0;
+	for (uint32_t k = 0; k < m; k++) {
+		uint64_t x = 0;
+		for (int got = 0; got < w;) {
+			int sh = (int)(off & 7), take = 8 - sh < w - got ? 8 - sh : w - got;
+			x |= (uint64_t)((b[off >> 3] >> sh) & ((1u << take) - 1)) << got;
+			got += take;
+			off += (uint64_t)take;
+		}
+		while (r < n && c->null[r])
+			r++;
+		c->v[r++] = (int64_t)(min + x);
+	}
+	*p += nbytes;
+	return NULL;
+}
+
+/* An integer payload [*p, end) into c->v, c->null (n rows). */
+static const char *dec_ints(struct cb_col *c, const uint8_t **p, const uint8_t *end, uint32_t n)
+{
+	uint32_t m = 0;
+	uint64_t runs, len;
+	const char *why;
+
+	if (*p >= end)
+		return "truncated mode";
+	int mode = *(*p)++;
+	if (mode > 7)
+		return "unknown mode";
+	memset(c->v, 0, (size_t)n * sizeof(*c->v));
+	switch (mode & 3) {
+	case 0:
+		memset(c->null, 0, n);
+		m = n;
+		break;
+	case 1:
+		memset(c->null, 1, n);
+		break;
+	case 2: {
+		uint32_t r = 0;
+		if (!get_varint(p, end, &runs) || runs > 2 * (uint64_t)n + 1)
+			return "bad NULL runs";
+		for (uint64_t i = 0; i < runs; i++) {
+			if (!get_varint(p, end, &len) || len > n - r)
+				return "NULL runs past the block's rows";
+			memset(c->null + r, (int)(i & 1), len);
+			if ((i & 1) == 0)
+				m += (uint32_t)len;
+			r += (uint32_t)len;
+		}
+		if (r != n)
+			return "NULL runs short of the block's rows";
+		break;
+	}
+	default:
+		if ((size_t)(end - *p) < (n + 7) / 8)
+			return "truncated NULL bitmap";
+		for (uint32_t r = 0; r < n; r++) {
+			c->null[r] = (uint8_t)(((*p)[r / 8] >> (r % 8)) & 1);
+			m += !c->null[r];
+		}
+		*p += (n + 7) / 8;
+		if (n % 8 != 0 && ((*p)[-1] >> (n % 8)) != 0)
+			return "bits past the block's rows";
+	}
+	if (m == 0 && (mode & 3) != 1)
+		return "no values where some were announced";
+	if (m > 0)
+		why = (mode >> 2) == 0 ? dec_deltas(c, p, end, n, m) : dec_packed(c, p, end, n, m);
+	else
+		why = (mode >> 2) == 0 ? NULL : "values in a column of NULLs";
+	if (why != NULL)
+		return why;
+	return *p == end ? NULL : "bytes after the values";
+}
+
+int cb_decode_col(struct cb_block *b, uint32_t ci, char *err, size_t errlen)
+{
+	struct cb_col *c = &b->cols[ci];
+	const uint8_t *p, *end;
+	const char *why = NULL;
+	uint64_t nd, l;
+
+	if (ci >= b->ncols) {
+		snprintf(err, errlen, "no column %u", ci);
+		return -1;
+	}
+	if (c->decoded)
+		return 0;
+	p = b->data + c->off;
+	end = p + c->size;
+	if (cb_sum(p, c->size) != c->sum) {
+		snprintf(err, errlen, "column %u: checksum mismatch", ci);
+		return -1;
+	}
+	if (col_room(c, b->nrows) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (c->type == CB_TEXT) {
+		if (!get_varint(&p, end, &nd) || nd > b->nrows) {
+			why = "bad dictionary size";
+			goto bad;
+		}
+		if (c->dcap < nd) {
+			const uint8_t **dict = realloc(c->dict, nd * sizeof(*dict));
+			if (dict != NULL)
+				c->dict = dict;
+			uint32_t *dlen = realloc(c->dlen, nd * sizeof(*dlen));
+			if (dlen != NULL)
+				c->dlen = dlen;
+			if (dict == NULL || dlen == NULL) {
+				snprintf(err, errlen, "out of memory");
+				return -1;
+			}
+			c->dcap = (uint32_t)nd;
+		}
+		for (uint32_t i = 0; i < nd; i++) {
+			if (!get_varint(&p, end, &l) || l > (uint64_t)(end - p)) {
+				why = "truncated dictionary";
+				goto bad;
+			}
+			c->dict[i] = p;
+			c->dlen[i] = (uint32_t)l;
+			p += l;
+		}
+		c->ndict = (uint32_t)nd;
+	}
+	why = dec_ints(c, &p, end, b->nrows);
+	if (why != NULL)
+		goto bad;
+	if (c->type == CB_TEXT)
+		for (uint32_t r = 0; r < b->nrows; r++)
+			if (!c->null[r] && (c->v[r] < 0 || (uint64_t)c->v[r] >= c->ndict)) {
+				why = "text index past the dictionary";
+				goto bad;
+			}
+	c->decoded = 1;
+	return 0;
+bad:
+	snprintf(err, errlen, "column %u: %s", ci, why);
+	return -1;
+}
+
+void cb_free(struct cb_block *b)
+{
+	for (uint32_t c = 0; c < CB_MAX_COLS; c++) {
+		free(b->cols[c].v);
+		free(b->cols[c].null);
+		free(b->cols[c].dict);
+		free(b->cols[c].dlen);
+		b->cols[c].v = NULL;
+		b->cols[c].null = NULL;
+		b->cols[c].dict = NULL;
+		b->cols[c].dlen = NULL;
+		b->cols[c].cap = b->cols[c].dcap = 0;
+	}
+}
