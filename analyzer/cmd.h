@@ -19,6 +19,7 @@ int cmd_check(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_scale(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_sql(int argc, char **argv);
 
 int cmd_lab(int argc, char **argv);
 

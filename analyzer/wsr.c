@@ -38,6 +38,7 @@ static const struct subcommand {
 	{"scale", cmd_scale, "record PROGRAM at P = 1, 2, 4 ... N: speed-up plot and table"},
 	{"lab", cmd_lab, "run workloads x policies x P and compare them (text, md, json, html)"},
 	{"export", cmd_export, "Perfetto protobuf trace of a database"},
+	{"sql", cmd_sql, "the sqlite3 shell on a trace database, read-only"},
 	{"view", cmd_view, "the web UI on 127.0.0.1 (wsr-view)"},
 };
 
