@@ -65,6 +65,27 @@ static sqlite3 *open_db(bool module)
 }
 
 /* Random rows, in blocks of random sizes, in t (wsr_blocks) and plain. */
+/* Encodes N rows of COLS as block BLOCK: its blob through BL, its zone map through ZN. */
+static void put_block(sqlite3_stmt *bl, sqlite3_stmt *zn, const struct cb_col_in *cols,
+		      uint32_t ncols, uint32_t n, int block)
+{
+	struct sbuf b, z;
+
+	sb_init(&b);
+	sb_init(&z);
+	ASSERT_EQ(cb_encode(cols, ncols, n, &b, &z, NULL), 0);
+	sqlite3_bind_int(bl, 1, block);
+	sqlite3_bind_blob(bl, 2, b.buf, (int)b.len, SQLITE_TRANSIENT);
+	sqlite3_bind_int(zn, 1, block);
+	sqlite3_bind_blob(zn, 2, z.buf, (int)z.len, SQLITE_TRANSIENT);
+	ASSERT_EQ(sqlite3_step(bl), SQLITE_DONE);
+	ASSERT_EQ(sqlite3_step(zn), SQLITE_DONE);
+	sqlite3_reset(bl);
+	sqlite3_reset(zn);
+	sb_free(&b);
+	sb_free(&z);
+}
+
 static sqlite3 *make_db(uint64_t seed, int n)
 {
 	snprintf(dbpath, sizeof(dbpath), "/tmp/wsr-test-blockvtab-%d.db", (int)getpid());
@@ -135,20 +156,7 @@ static sqlite3 *make_db(uint64_t seed, int n)
 		for (int c = 0; c < NCOLS; c++)
 			cols[c] = (struct cb_col_in){types[c], isnull[c] + i, v[c] + i, len[c] + i,
 						     text.buf};
-		struct sbuf b, z;
-		sb_init(&b);
-		sb_init(&z);
-		ASSERT_EQ(cb_encode(cols, NCOLS, (uint32_t)k, &b, &z, NULL), 0);
-		sqlite3_bind_int(bl, 1, block);
-		sqlite3_bind_blob(bl, 2, b.buf, (int)b.len, SQLITE_TRANSIENT);
-		sqlite3_bind_int(zn, 1, block);
-		sqlite3_bind_blob(zn, 2, z.buf, (int)z.len, SQLITE_TRANSIENT);
-		ASSERT_EQ(sqlite3_step(bl), SQLITE_DONE);
-		ASSERT_EQ(sqlite3_step(zn), SQLITE_DONE);
-		sqlite3_reset(bl);
-		sqlite3_reset(zn);
-		sb_free(&b);
-		sb_free(&z);
+		put_block(bl, zn, cols, NCOLS, (uint32_t)k, block);
 		i += k;
 	}
 	sqlite3_finalize(ins);
@@ -545,20 +553,7 @@ WSR_TEST_TIMEOUT(blockvtab_groups_answer_as_a_table, 60)
 			struct cb_col_in cols[3];
 			for (int c = 0; c < 3; c++)
 				cols[c] = (struct cb_col_in){gtypes[c], bn[q][c], bv[q][c], NULL, NULL};
-			struct sbuf b, z;
-			sb_init(&b);
-			sb_init(&z);
-			ASSERT_EQ(cb_encode(cols, 3, (uint32_t)nb[q], &b, &z, NULL), 0);
-			sqlite3_bind_int(bl, 1, nblock);
-			sqlite3_bind_blob(bl, 2, b.buf, (int)b.len, SQLITE_TRANSIENT);
-			sqlite3_bind_int(zn, 1, nblock);
-			sqlite3_bind_blob(zn, 2, z.buf, (int)z.len, SQLITE_TRANSIENT);
-			ASSERT_EQ(sqlite3_step(bl), SQLITE_DONE);
-			ASSERT_EQ(sqlite3_step(zn), SQLITE_DONE);
-			sqlite3_reset(bl);
-			sqlite3_reset(zn);
-			sb_free(&b);
-			sb_free(&z);
+			put_block(bl, zn, cols, 3, (uint32_t)nb[q], nblock);
 			nblock++;
 			nb[q] = 0;
 		}
