@@ -31,6 +31,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 from procs import alive, comm, descendants  # noqa: E402
 from tap import done, note, ok, run  # noqa: E402
+import lttngd  # noqa: E402
 import wsrdb  # noqa: E402
 
 PREC = {'throughput': 0, 'speedup': 2, 'steals': 0, 'gs_per_steal': 2,
@@ -357,4 +358,8 @@ def main():
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    # One share of the session daemon for the whole test (tests/lib/lttngd.py), so that
+    # its wsr runs, one after the other, do not each start and stop a daemon.
+    with lttngd.SharedDaemon():
+        rc = main()
+    sys.exit(rc)

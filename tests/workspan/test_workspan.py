@@ -33,6 +33,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 from tap import done, ok, run  # noqa: E402
+import lttngd  # noqa: E402
 import wsrdb  # noqa: E402
 
 STRAND_NS = 200000
@@ -252,4 +253,8 @@ def main():
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    # One share of the session daemon for the whole test (tests/lib/lttngd.py), so that
+    # its wsr runs, one after the other, do not each start and stop a daemon.
+    with lttngd.SharedDaemon():
+        rc = main()
+    sys.exit(rc)
