@@ -94,6 +94,7 @@ class SharedDaemon:
                                % r.returncode)
         if r.returncode == 0:
             self.started = daemon_pid()
+        if self.started:
             os.ftruncate(self.fd, 0)
             os.pwrite(self.fd, b'%d\n' % self.started, 0)
 
