@@ -270,7 +270,8 @@ def case_shared_daemon(wsr, emitter, tmp, args):
         print('skip: a session daemon already runs; this case needs none')
         return SKIP
     ok = True
-    slow = ['sh', '-c', 'sleep 1; exec "$0" "$@"', emitter, '-n', '1000']
+    # The user's session is created while this run's program sleeps (3 s: room for load).
+    slow = ['sh', '-c', 'sleep 3; exec "$0" "$@"', emitter, '-n', '1000']
     # 1. Another run between finding the daemon and creating its session holds only the
     #    shared lock (no session yet): the run that started the daemon must leave it.
     os.makedirs(lttngd.rundir(), exist_ok=True)
