@@ -147,24 +147,33 @@ int cli_parse(const struct cli *cli, int argc, char **argv, cli_fn fn, void *ctx
 	return -1;
 }
 
+int cli_self_dir(char *dir, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", dir, size - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	dir[n] = '\0';
+	slash = strrchr(dir, '/');
+	if (slash == NULL)
+		return -1;
+	*slash = '\0';
+	return 0;
+}
+
 int cli_exec_sibling(const char *prog, const char *name, char **argv)
 {
 	char self[PATH_MAX], path[PATH_MAX + 32];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	fflush(NULL);
-	if (n > 0) {
-		self[n] = '\0';
-		char *slash = strrchr(self, '/');
-		if (slash != NULL) {
-			*slash = '\0';
-			snprintf(path, sizeof(path), "%s/wsr-%s", self, name);
-			if (access(path, X_OK) == 0)
-				execv(path, argv);
-			snprintf(path, sizeof(path), "%s/../viewer/wsr-%s", self, name);
-			if (access(path, X_OK) == 0)
-				execv(path, argv);
-		}
+	if (cli_self_dir(self, sizeof(self)) == 0) {
+		snprintf(path, sizeof(path), "%s/wsr-%s", self, name);
+		if (access(path, X_OK) == 0)
+			execv(path, argv);
+		snprintf(path, sizeof(path), "%s/../viewer/wsr-%s", self, name);
+		if (access(path, X_OK) == 0)
+			execv(path, argv);
 	}
 	snprintf(path, sizeof(path), "wsr-%s", name);
 	execvp(path, argv);

@@ -63,6 +63,9 @@ int cli_parse(const struct cli *cli, int argc, char **argv, cli_fn fn, void *ctx
 /* The --help text: synopsis, about, one line per option, epilog. */
 void cli_help(const struct cli *cli, FILE *f);
 
+/* This executable's directory (from /proc/self/exe) into DIR; 0, or -1. */
+int cli_self_dir(char *dir, size_t size);
+
 /*
  * Execs wsr-NAME from this executable's directory, else ../viewer/ (a build
  * tree), else PATH, with ARGV (argv[0] tells it the subcommand). Returns 1

@@ -65,24 +65,15 @@ static int find_extension(char *path, size_t size)
 {
 	const char *env = getenv("WSR_SQLITE_EXT");
 	char self[PATH_MAX];
-	ssize_t n;
 
 	if (env != NULL && env[0] != '\0') {
 		snprintf(path, size, "%s", env);
 		return access(path, R_OK) == 0 ? 0 : -1;
 	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		char *slash;
-
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash != NULL) {
-			*slash = '\0';
-			snprintf(path, size, "%s/wsr_sqlite.so", self);
-			if (access(path, R_OK) == 0)
-				return 0;
-		}
+	if (cli_self_dir(self, sizeof(self)) == 0) {
+		snprintf(path, size, "%s/wsr_sqlite.so", self);
+		if (access(path, R_OK) == 0)
+			return 0;
 	}
 	snprintf(path, size, "%s/wsr_sqlite.so", WSR_EXTDIR);
 	return access(path, R_OK) == 0 ? 0 : -1;
