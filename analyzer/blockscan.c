@@ -176,7 +176,8 @@ static bool zone_may(const struct bvtab *vt, uint32_t b, const struct filt *f)
 		return (z->mask & f->bits) != 0;
 	switch (f->op) {
 	case F_EQ:
-		return f->i >= z->min && f->i <= z->max;
+		return f->i >= z->min && f->i <= z->max &&
+		       (z->set_log == 0 || cb_set_may_hold(vt->sets + z->set_at, z->set_log, f->i));
 	case F_LT:
 		return z->min < f->i;
 	case F_LE:
@@ -187,7 +188,9 @@ static bool zone_may(const struct bvtab *vt, uint32_t b, const struct filt *f)
 		return z->max >= f->i;
 	default: /* F_IN */
 		for (int k = 0; k < f->n; k++)
-			if (f->is[k] >= z->min && f->is[k] <= z->max)
+			if (f->is[k] >= z->min && f->is[k] <= z->max &&
+			    (z->set_log == 0 ||
+			     cb_set_may_hold(vt->sets + z->set_at, z->set_log, f->is[k])))
 				return true;
 		return false;
 	}

@@ -10,8 +10,10 @@
  *     within the block's decoded column;
  *   - =, IN (all at once: sqlite3_vtab_in), the comparisons, IS NULL and IS
  *     NOT NULL on any other column: a block whose zone map excludes the
- *     value is not read (texts: a 64-bit mask of their hashes), and rows
- *     are tested against the decoded values;
+ *     value is not read (texts: a 64-bit mask of their hashes; integers:
+ *     min and max, and for = and IN the column's set filter when the writer
+ *     gave it one, as g_interval's g), and rows are tested against the
+ *     decoded values;
  *   - ORDER BY the order column and/or the rowid, all ascending or all
  *     descending, is the storage order read forwards or backwards:
  *     orderByConsumed.
@@ -27,7 +29,8 @@
  * are not used for skipping at all). The plan travels in idxStr.
  *
  * Zone maps. The vtab keeps every block's zone map in memory (about 200
- * bytes a block), read from NAME_zone without touching the blobs; at each
+ * bytes a block, and the set filters: 512 bytes per block of g_interval),
+ * read from NAME_zone without touching the blobs; at each
  * xFilter it compares the last block id with what it holds and reads only
  * the new ones (ingestion reads through the same connection it writes).
  *
@@ -87,6 +90,7 @@ static void vt_free(struct bvtab *vt)
 	sqlite3_free(vt->schema);
 	sqlite3_free(vt->start);
 	sqlite3_free(vt->zc);
+	sqlite3_free(vt->sets);
 	sqlite3_free(vt);
 }
 
@@ -154,8 +158,9 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 		      sqlite3_vtab **out, char **err)
 {
 	struct bvtab *vt = sqlite3_malloc(sizeof(*vt));
-	const char *rowid = NULL, *order = NULL, *group = NULL;
-	char *decl = NULL;
+	const char *rowid = NULL, *order = NULL, *group = NULL, *base = NULL;
+	char *decl = NULL, *end;
+	long long first = 0;
 	int rc = SQLITE_NOMEM;
 
 	(void)aux;
@@ -181,6 +186,8 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 			order = a + 6;
 		else if (strncasecmp(a, "group=", 6) == 0)
 			group = a + 6;
+		else if (strncasecmp(a, "base=", 5) == 0)
+			base = a + 5;
 		else if ((rc = parse_col(vt, a, err)) != SQLITE_OK)
 			goto fail;
 	}
@@ -204,6 +211,13 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 			      vt->type[vt->group_col] != CB_INT || vt->group_col == vt->order_col ||
 			      vt->group_col == vt->rowid_col)) {
 		*err = sqlite3_mprintf("wsr_blocks: group=%s is not another INTEGER column", group);
+		goto fail;
+	}
+	if (base != NULL && (rowid != NULL || (first = strtoll(base, &end, 10), *end != '\0') ||
+			     first < 0 || first > 1000000000)) {
+		*err = sqlite3_mprintf("wsr_blocks: base=%s: not a position's rowid of 0..1e9 (and "
+				       "no rowid= column)",
+				       base);
 		goto fail;
 	}
 	decl = sqlite3_mprintf("CREATE TABLE x(");
@@ -233,7 +247,7 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 		rc = SQLITE_NOMEM;
 		goto fail;
 	}
-	vt->start[0] = 0;
+	vt->start[0] = first;
 	*out = &vt->base;
 	return SQLITE_OK;
 fail:
@@ -286,6 +300,35 @@ struct bgroup *blockvtab_group(struct bvtab *vt, int64_t value, bool add)
 	memset(g, 0, sizeof(*g));
 	g->value = value;
 	return g;
+}
+
+
+/* Copies the set filters of the zone map just decoded (zone: its bytes) to
+ * vt->sets, where set_at then points. */
+static int keep_sets(struct bvtab *vt, struct cb_zone *zc, const void *zone)
+{
+	for (uint32_t c = 0; c < vt->ncols; c++) {
+		if (zc[c].set_log == 0)
+			continue;
+		uint64_t n = ((uint64_t)1 << zc[c].set_log) / 8;
+		if (vt->nsets + n > UINT32_MAX)
+			return blockvtab_error(vt, SQLITE_TOOBIG, "%s_zone: too many set filters",
+					       vt->name);
+		if (vt->nsets + n > vt->capsets) {
+			uint64_t cap = vt->capsets > 0 ? 2 * vt->capsets : 65536;
+			while (cap < vt->nsets + n)
+				cap *= 2;
+			uint8_t *b = sqlite3_realloc64(vt->sets, cap);
+			if (b == NULL)
+				return SQLITE_NOMEM;
+			vt->sets = b;
+			vt->capsets = cap;
+		}
+		memcpy(vt->sets + vt->nsets, (const uint8_t *)zone + zc[c].set_at, (size_t)n);
+		zc[c].set_at = (uint32_t)vt->nsets;
+		vt->nsets += n;
+	}
+	return SQLITE_OK;
 }
 
 /* The statements on the block tables (once), and the last block id (-1: none). */
@@ -361,6 +404,8 @@ int blockvtab_zones_refresh(struct bvtab *vt)
 			goto out;
 		}
 		struct cb_zone *zc = ZC(vt, vt->nz);
+		if ((rc = keep_sets(vt, zc, z)) != SQLITE_OK)
+			goto out;
 		struct bgroup *g = NULL;
 		if (vt->group_col >= 0) {
 			if (zc[vt->group_col].nnull > 0 ||
@@ -416,6 +461,7 @@ out:
 	sqlite3_reset(vt->st_zones);
 	if (rc != SQLITE_OK) {
 		vt->nz = 0;
+		vt->nsets = 0;
 		for (uint32_t g = 0; g < vt->ngroups; g++)
 			vt->groups[g].n = 0;
 	}
@@ -441,7 +487,7 @@ static int vt_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 
 	if (vt->nz == 0)
 		blockvtab_zones_refresh(vt); /* a failure shows at xFilter; plan with what is known */
-	rows = vt->start[vt->nz] > 0 ? (double)vt->start[vt->nz] : 1.0;
+	rows = vt->start[vt->nz] > vt->start[0] ? (double)(vt->start[vt->nz] - vt->start[0]) : 1.0;
 	double per_block = vt->nz > 0 ? rows / vt->nz : 1.0;
 	cost = rows;
 	for (int i = 0; i < info->nConstraint; i++) {

@@ -11,7 +11,9 @@
  *   - Columns are INTEGER or TEXT, in the order of the blocks' columns.
  *     rowid=C: column C is the table's rowid, strictly increasing in storage
  *     order (without it the rowid is the row's position from 0). order=C:
- *     column C never decreases in storage order. Block ids are 0, 1, ...
+ *     column C never decreases in storage order. base=N: without rowid=,
+ *     the rowid is the position from N (g_interval: from 1, as the rowids of
+ *     the ordinary table it replaced). Block ids are 0, 1, ...
  *     in storage order. The writer (rows.c) keeps these; the module checks
  *     them on every block it decodes and reports SQLITE_CORRUPT otherwise.
  *   - The same rows, in the same order, as an ordinary table with those

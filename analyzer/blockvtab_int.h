@@ -67,6 +67,9 @@ struct bvtab {
 	uint32_t nz, capz;
 	int64_t *start; /* nz + 1 entries: position of each block's first row */
 	struct cb_zone *zc;
+	/* the zone maps' set filters: each zone's set_at is an offset here */
+	uint8_t *sets;
+	uint64_t nsets, capsets;
 	sqlite3_stmt *st_last, *st_zones, *st_data;
 	struct bslot **cache;
 	int ncache;

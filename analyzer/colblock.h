@@ -1,8 +1,9 @@
 /*
  * colblock.h - the block codec: a batch of rows of integer and text columns
  * as one compact blob, column by column, and the block's zone map (per
- * column: how many NULLs, the integers' min and max, a 64-bit mask of the
- * texts' hashes). The blob format is docs/schema.md's "Column blocks".
+ * column: how many NULLs, the integers' min and max and, for the columns
+ * that ask for one, a set filter of their values (lookups by a G id), a
+ * 64-bit mask of the texts' hashes). The blob format is docs/schema.md's "Column blocks".
  *
  * Invariants:
  *   - cb_decode_col() gives back exactly what cb_encode() was given: every
@@ -18,6 +19,7 @@
 #ifndef WSR_ANALYZER_COLBLOCK_H
 #define WSR_ANALYZER_COLBLOCK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +37,7 @@ struct cb_col_in {
 	const int64_t *v;     /* CB_INT: the values; CB_TEXT: offsets in text */
 	const uint32_t *len;  /* CB_TEXT: byte lengths */
 	const char *text;     /* CB_TEXT: the bytes the offsets point into */
+	uint8_t set;          /* CB_INT: the zone map holds a set filter of the values */
 };
 
 /* The zone map of one column of a block. */
@@ -42,25 +45,33 @@ struct cb_zone {
 	uint32_t nnull;  /* NULL values */
 	int64_t min, max; /* CB_INT, when nnull < nrows */
 	uint64_t mask;   /* CB_TEXT: bit cb_text_bit() of every non-NULL text */
+	/* CB_INT: a set filter of the values (a Bloom filter of 2^set_log bits,
+	 * 0: none), its bytes at offset set_at of the zone map as decoded (the
+	 * caller copies them: see cb_zone_decode) */
+	uint8_t set_log;
+	uint32_t set_at;
 };
+
+/* Whether a set filter of 2^log bits may hold v (false: v is not there). */
+bool cb_set_may_hold(const uint8_t *set, uint8_t log, int64_t v);
 
 #define CB_MAX_ROWS 65536
 #define CB_MAX_COLS 64
 /*
  * Appends the block of nrows rows (1 <= nrows <= CB_MAX_ROWS, ncols <=
  * CB_MAX_COLS) to blob, and the zone map of its columns to zone when zone is
- * not NULL (zones, if not NULL, receives it in memory, ncols entries). 0, or
- * -1 when out of memory.
+ * not NULL. 0, or -1 when out of memory.
  */
 int cb_encode(const struct cb_col_in *cols, uint32_t ncols, uint32_t nrows, struct sbuf *blob,
-	      struct sbuf *zone, struct cb_zone *zones);
+	      struct sbuf *zone);
 
 /* The mask bit of a text (the same hash for the writer and the readers). */
 uint64_t cb_text_bit(const void *s, size_t len);
 
 /* Decodes a zone map of ncols columns of the given types into zones and
  * its block's row count into *nrows, after checking its checksum; 0, or -1
- * with a message. */
+ * with a message. A column's set filter stays in data (set_at, 2^set_log / 8
+ * bytes). */
 int cb_zone_decode(const void *data, size_t len, uint32_t ncols, const uint8_t *types,
 		   uint32_t *nrows, struct cb_zone *zones, char *err, size_t errlen);
 

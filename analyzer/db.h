@@ -20,7 +20,7 @@
 
 #include "err.h"
 
-#define WSR_DB_VERSION 6
+#define WSR_DB_VERSION 7
 
 extern const char wsr_sql_schema[];
 extern const char wsr_sql_views[];

@@ -447,6 +447,8 @@ static int write_meta(struct derive *dv, struct wsr_err *err)
 		{"idle_while_global_ns", dv->idle_global_ns, true},
 		{"idle_while_runnable_ns", dv->idle_runnable_ns, true},
 		{"spins_found", (int64_t)dv->spins_found, true},
+		{"queued_runs", (int64_t)dv->queued_runs, true},
+		{"local_runs", (int64_t)dv->local_runs, true},
 		{"loss_repairs", (int64_t)dv->loss_repairs, true},
 		{"schedtrace_fields", schedcheck_fields(dv->sc), true},
 		{"schedtrace_unexplained", schedcheck_unexplained(dv->sc), true},

@@ -134,6 +134,9 @@ struct derive {
 	int n_dirty;
 
 	uint64_t events, wsr_events, foreign_events, schedtraces, spins_found;
+	/* runs that ended a runnable interval on a P's queue (p known, not
+	 * cut), and those that ran on that P (gstate.c g_to; meta) */
+	uint64_t queued_runs, local_runs;
 	uint64_t discarded_events, discarded_packets, discarded_records, discarded_uncounted;
 	int64_t first_ts;
 	uint64_t per_ev[EV_COUNT + 2];

@@ -94,6 +94,10 @@ static int g_to(struct derive *dv, struct gs *e, uint8_t state, int64_t ts, int3
 {
 	if (g_close(dv, e, ts, source, 0, err) < 0)
 		return -1;
+	if (state == GS_RUNNING && e->state == GS_RUNNABLE && e->p >= 0) {
+		dv->queued_runs++;
+		dv->local_runs += p == e->p;
+	}
 	g_count_state(dv, e->state, -1);
 	e->state = state;
 	e->start = ts;

@@ -4,9 +4,8 @@
  *
  * Invariants: latency_count() is called once per runnable interval that is
  *   not cut, with its length; latency_meta() then writes the exact
- *   nearest-rank p50/p90/p99 and the max, reading sched_latency only
- *   within the bucket that holds each rank. Memory does not depend on the
- *   trace.
+ *   nearest-rank p50/p90/p99 and the max, from one scan of
+ *   sched_latency's rows that keeps only the buckets holding those ranks.
  * Concurrency: one thread; latency_meta() needs the g_state rows flushed.
  */
 #ifndef WSR_ANALYZER_LATENCY_H

@@ -7,11 +7,11 @@
  * figures that would need a pass over them (time integrals of the counters,
  * the latency percentiles) are computed once during ingestion and kept in
  * meta (idle_while_*_ns, latency_*), so a report on a 10M-event database
- * takes well under 2 s. Three exceptions, each read by one caller: the
- * latency histogram (latency_hist_load, the viewer's picture) scans
- * sched_latency once; the schedtrace rows run sql/schedtrace.sql, index
- * lookups per instant; metrics_lab_load's locality (wsr lab) joins
- * g_interval (g_state's table) with itself once, on its (g, start_ts) index.
+ * takes well under 2 s (wsr lab's locality too: meta queued_runs and
+ * local_runs, counted at ingestion). Two exceptions, each read by one
+ * caller: the latency histogram (latency_hist_load, the viewer's picture)
+ * scans sched_latency once; the schedtrace rows run sql/schedtrace.sql,
+ * index lookups per instant.
  *
  * One place per figure: the viewer and the HTML report link this file and
  * read struct metrics, latency_hist and schedtrace_row like `wsr report`,
@@ -235,31 +235,14 @@ static int lab_knob_figures(sqlite3 *db, struct lab_figures *f, struct wsr_err *
 
 int metrics_lab_load(sqlite3 *db, struct lab_figures *f, struct wsr_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	int rc;
+	int n0 = err->n;
 
 	f->steal_attempts = meta_i(db, "steal_attempts", -1, err);
 	if (lab_knob_figures(db, f, err) < 0)
 		return -1;
-	/* On g_interval's codes (gtable.h enum gstate), not the g_state view: the
-	 * view names every row of both sides of the join (1.3x the time). */
-	if (db_prepare(db, &st,
-		       "SELECT count(*), coalesce(sum(x.p = r.p), 0) FROM g_interval r "
-		       "JOIN g_interval x ON x.g = r.g AND x.start_ts = r.start_ts + r.dur AND "
-		       "x.state = ?1 WHERE r.state = ?2 AND r.p IS NOT NULL AND r.cut = 0",
-		       err) < 0)
-		return -1;
-	sqlite3_bind_int(st, 1, GS_RUNNING);
-	sqlite3_bind_int(st, 2, GS_RUNNABLE);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		f->queued_runs = sqlite3_column_int64(st, 0);
-		f->local_runs = sqlite3_column_int64(st, 1);
-	} else {
-		err_push(err, "sqlite: locality: %s", sqlite3_errmsg(db));
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : -1;
+	f->queued_runs = meta_i(db, "queued_runs", 0, err);
+	f->local_runs = meta_i(db, "local_runs", 0, err);
+	return err->n > n0 ? -1 : 0;
 }
 
 int metrics_schedtrace_interval(sqlite3 *db, int64_t *ns, struct wsr_err *err)

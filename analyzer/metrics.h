@@ -80,8 +80,8 @@ struct lab_figures {
 	int64_t remote_steals, lock_waits, lock_wait_ns;
 };
 
-/* Fills F; the locality query scans g_state once (like latency_hist_load,
- * read by one caller: wsr lab). Returns 0, or -1 (pushed). */
+/* Fills F from meta (queued_runs and local_runs are counted by the deriver
+ * at each run: gstate.c g_to). Returns 0, or -1 (pushed). */
 int metrics_lab_load(sqlite3 *db, struct lab_figures *f, struct wsr_err *err);
 
 /* The steal pairs (the view steal_graph, sql/views.sql): metrics_load()'s

@@ -76,6 +76,7 @@ struct col {
 	const char *name;
 	size_t off;
 	uint8_t kind;
+	bool set; /* block tables: the zone maps hold a set filter of the values */
 };
 
 struct table {
@@ -88,9 +89,14 @@ struct table {
 	int ncols;
 };
 
-#define COL(st, f, k)           \
- {                              \
-#  f, offsetof(struct st, f), k \
+#define COL(st, f, k)                  \
+ {                                     \
+#  f, offsetof(struct st, f), k, false \
+ }
+/* A column of a block table looked up by value (a G id): with a set filter. */
+#define COL_SET(st, f, k)             \
+ {                                    \
+#  f, offsetof(struct st, f), k, true \
  }
 #define TABLE(n, verb, sfx, c)                                \
  {                                                            \
@@ -113,7 +119,7 @@ static const struct col cols_event[] = {
 	COL(row_event, global_len, C_OPT),
 };
 static const struct col cols_g_interval[] = {
-	COL(row_g_interval, g, C_I64),        COL(row_g_interval, state, C_I64),
+	COL_SET(row_g_interval, g, C_I64),    COL(row_g_interval, state, C_I64),
 	COL(row_g_interval, start_ts, C_I64), COL(row_g_interval, dur, C_I64),
 	COL(row_g_interval, p, C_ID),         COL(row_g_interval, m, C_ID),
 	COL(row_g_interval, reason, C_ID),    COL(row_g_interval, source, C_ID),
@@ -194,7 +200,8 @@ static const struct col cols_dag_edge[] = {
 
 static const struct table tables[ROWS_TABLES] = {
 	[ROWS_EVENTS] = BLOCK_TABLE("events", -1, cols_event),
-	[ROWS_G_INTERVAL] = TABLE("g_interval", "INSERT", NULL, cols_g_interval),
+	/* by G: the set filters of g; by time: the rowid is the end order */
+	[ROWS_G_INTERVAL] = BLOCK_TABLE("g_interval", -1, cols_g_interval),
 	[ROWS_P_STATE] = TABLE("p_state", "INSERT", NULL, cols_p_state),
 	[ROWS_M_STATE] = TABLE("m_state", "INSERT", NULL, cols_m_state),
 	/* one block stream per P (column 0, p): the readers go by (p, ts) */
@@ -372,10 +379,11 @@ static int write_block(struct rows *rw, int k, const struct block_build *bb)
 			.v = bb->v + (size_t)c * BLOCK_ROWS,
 			.len = bb->len + (size_t)c * BLOCK_ROWS,
 			.text = bb->text.buf,
+			.set = t->cols[c].set,
 		};
 	rw->blob.len = 0;
 	rw->zone.len = 0;
-	if (cb_encode(cols, (uint32_t)t->ncols, bb->nrows, &rw->blob, &rw->zone, NULL) < 0)
+	if (cb_encode(cols, (uint32_t)t->ncols, bb->nrows, &rw->blob, &rw->zone) < 0)
 		return SQLITE_NOMEM;
 	sqlite3_bind_int64(st->one, 1, rw->nblocks[k]);
 	sqlite3_bind_blob(st->one, 2, rw->blob.buf, (int)rw->blob.len, SQLITE_STATIC);

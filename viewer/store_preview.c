@@ -19,7 +19,8 @@
  *     at t is running, is in a run longer than the others' activity: its
  *     start is found through p_counters (keyed by p, ts: runs goes up
  *     at each g_run on the P), the G through the g_run event at that instant
- *     (events is keyed by ts), the run's end through g_interval_g; that reads
+ *     (events is keyed by ts), the run's end through g_interval by G (the set
+ *     filters of its blocks, schema 7; before, the index g_interval_g); that reads
  *     the P's own rows since the run began, few on long runs. Searching
  *     g_state by end instead reads every other P's rows until the run ends
  *     (about 3 ms per long run here, 2 s for the 715 runs over 1 ms of the

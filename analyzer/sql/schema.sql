@@ -18,7 +18,7 @@
 -- Concurrency: written once by `wsr ingest` (to X.db.tmp, then renamed);
 --   read-only afterwards (the viewer opens it with SQLITE_OPEN_READONLY).
 
-PRAGMA user_version = 6;
+PRAGMA user_version = 7;
 
 -- Trace-wide facts: trace_path, hostname, procname, vpid, gomaxprocs,
 -- runq_size, runtime_version, start_ts, end_ts, duration_ns, events,
@@ -190,17 +190,22 @@ CREATE TABLE m (
 --   syscall: in a blocking call (wsr_syscall_enter); p, m at entry.
 --   reason: g_reason.id (NULL: none); source: enum_g_source.id (NULL: none);
 --   dur = end_ts - start_ts.
-CREATE TABLE g_interval (
-  g        INTEGER NOT NULL,
-  state    INTEGER NOT NULL,
-  start_ts INTEGER NOT NULL,
-  dur      INTEGER NOT NULL,
-  p        INTEGER,
-  m        INTEGER,
-  reason   INTEGER,
-  source   INTEGER,
-  cut      INTEGER NOT NULL DEFAULT 0
+-- A virtual table (module wsr_blocks) over column blocks like events, since
+-- version 7; rowid: the row's position from 1 (the rowids of the ordinary
+-- table it was). The zone maps hold a set filter of each block's Gs, so
+-- g = ? reads the blocks that may hold that G (1-3% of the others
+-- besides), without an index.
+CREATE TABLE g_interval_block (
+  id   INTEGER PRIMARY KEY,  -- block number: 0, 1, ... in end order
+  data BLOB NOT NULL
 );
+CREATE TABLE g_interval_zone (
+  id   INTEGER PRIMARY KEY,  -- g_interval_block.id
+  zone BLOB NOT NULL
+);
+CREATE VIRTUAL TABLE g_interval USING wsr_blocks(base=1,
+  g INTEGER, state INTEGER, start_ts INTEGER, dur INTEGER, p INTEGER, m INTEGER,
+  reason INTEGER, source INTEGER, cut INTEGER);
 
 -- The names of g_interval's codes. The ids of g_state_name are the G
 -- tracker's states (enum gstate, analyzer/gtable.h); g_reason holds the

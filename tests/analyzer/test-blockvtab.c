@@ -73,7 +73,7 @@ static void put_block(sqlite3_stmt *bl, sqlite3_stmt *zn, const struct cb_col_in
 
 	sb_init(&b);
 	sb_init(&z);
-	ASSERT_EQ(cb_encode(cols, ncols, n, &b, &z, NULL), 0);
+	ASSERT_EQ(cb_encode(cols, ncols, n, &b, &z), 0);
 	sqlite3_bind_int(bl, 1, block);
 	sqlite3_bind_blob(bl, 2, b.buf, (int)b.len, SQLITE_TRANSIENT);
 	sqlite3_bind_int(zn, 1, block);
@@ -155,7 +155,7 @@ static sqlite3 *make_db(uint64_t seed, int n)
 		struct cb_col_in cols[NCOLS];
 		for (int c = 0; c < NCOLS; c++)
 			cols[c] = (struct cb_col_in){types[c], isnull[c] + i, v[c] + i, len[c] + i,
-						     text.buf};
+						     text.buf, types[c] == CB_INT && rnd() % 2};
 		put_block(bl, zn, cols, NCOLS, (uint32_t)k, block);
 		i += k;
 	}
@@ -552,7 +552,8 @@ WSR_TEST_TIMEOUT(blockvtab_groups_answer_as_a_table, 60)
 				continue;
 			struct cb_col_in cols[3];
 			for (int c = 0; c < 3; c++)
-				cols[c] = (struct cb_col_in){gtypes[c], bn[q][c], bv[q][c], NULL, NULL};
+				cols[c] = (struct cb_col_in){gtypes[c], bn[q][c], bv[q][c], NULL, NULL,
+							     gtypes[c] == CB_INT && c == 2};
 			put_block(bl, zn, cols, 3, (uint32_t)nb[q], nblock);
 			nblock++;
 			nb[q] = 0;

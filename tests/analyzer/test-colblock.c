@@ -108,8 +108,9 @@ static void encode(const struct rows *r, struct sbuf *blob, struct sbuf *zone)
 	struct cb_col_in cols[NCOLS];
 
 	for (int c = 0; c < NCOLS; c++)
-		cols[c] = (struct cb_col_in){types[c], r->null[c], r->v[c], r->len[c], r->text.buf};
-	ASSERT_EQ(cb_encode(cols, NCOLS, r->n, blob, zone, NULL), 0);
+		cols[c] = (struct cb_col_in){types[c], r->null[c], r->v[c], r->len[c], r->text.buf,
+					     types[c] == CB_INT && c % 2 == 1};
+	ASSERT_EQ(cb_encode(cols, NCOLS, r->n, blob, zone), 0);
 }
 
 /* 0 when blob decodes to exactly r, -1 when decoding fails; aborts on other values. */
@@ -175,6 +176,10 @@ WSR_TEST_TIMEOUT(colblock_round_trip_random, 60)
 				nn += R.null[c][i] != 0;
 				if (!R.null[c][i] && types[c] == CB_INT)
 					ASSERT(R.v[c][i] >= z[c].min && R.v[c][i] <= z[c].max);
+				/* a set filter never lacks a value the block has */
+				if (!R.null[c][i] && types[c] == CB_INT && c % 2 == 1)
+					ASSERT(cb_set_may_hold((const uint8_t *)zone.buf + z[c].set_at,
+							       z[c].set_log, R.v[c][i]));
 				if (!R.null[c][i] && types[c] == CB_TEXT)
 					ASSERT((z[c].mask & cb_text_bit(R.text.buf + R.v[c][i],
 									R.len[c][i])) != 0);
@@ -256,6 +261,56 @@ WSR_TEST_TIMEOUT(colblock_corrupt_is_an_error, 120)
 	free(copy);
 	cb_free(&b);
 	sb_free(&R.text);
+	sb_free(&blob);
+	sb_free(&zone);
+}
+
+/* A block's set filter holds every value it has, is sized to the distinct
+ * values (a block of one value gets the smallest), and lets few absent
+ * values through: a lookup by G id reads few blocks that lack the G. */
+WSR_TEST_TIMEOUT(colblock_set_filter_sizes_and_false_hits, 60)
+{
+	enum { N = 1024 };
+	static int64_t v[N];
+	static uint8_t null[N];
+	static const uint8_t itype[1] = {CB_INT};
+	struct sbuf blob, zone;
+	char err[128];
+	const int distinct[] = {1, 40, 437, 1024};
+
+	sb_init(&blob);
+	sb_init(&zone);
+	for (size_t t = 0; t < sizeof(distinct) / sizeof(distinct[0]); t++) {
+		int d = distinct[t];
+		for (int i = 0; i < N; i++)
+			v[i] = 1000000 + 7 * (int64_t)(i % d);
+		struct cb_col_in col = {CB_INT, null, v, NULL, NULL, 1};
+		blob.len = zone.len = 0;
+		ASSERT_EQ(cb_encode(&col, 1, N, &blob, &zone), 0);
+		struct cb_zone z;
+		uint32_t zn;
+		ASSERT_EQ(cb_zone_decode(zone.buf, zone.len, 1, itype, &zn, &z, err, sizeof(err)), 0);
+		const uint8_t *set = (const uint8_t *)zone.buf + z.set_at;
+		for (int i = 0; i < d; i++)
+			ASSERT(cb_set_may_hold(set, z.set_log, v[i]));
+		int hits = 0, tries = 20000;
+		for (int k = 0; k < tries; k++)
+			hits += cb_set_may_hold(set, z.set_log, 1000000 + 7 * (int64_t)d + 3 + k);
+		/* at most 40% of the bits set: fill^4 <= 2.6% of absent values pass */
+		ASSERT(hits * 100 <= tries * 4);
+		/* 16 bits a value at most before folding, and the smallest for one */
+		ASSERT((1 << z.set_log) <= (d * 16 < 64 ? 64 : 2 * 16 * d));
+		if (d == 1)
+			ASSERT_EQ(z.set_log, 6);
+	}
+	/* no filter asked for: none written */
+	struct cb_col_in plain = {CB_INT, null, v, NULL, NULL, 0};
+	blob.len = zone.len = 0;
+	ASSERT_EQ(cb_encode(&plain, 1, N, &blob, &zone), 0);
+	struct cb_zone z;
+	uint32_t zn;
+	ASSERT_EQ(cb_zone_decode(zone.buf, zone.len, 1, itype, &zn, &z, err, sizeof(err)), 0);
+	ASSERT_EQ(z.set_log, 0);
 	sb_free(&blob);
 	sb_free(&zone);
 }

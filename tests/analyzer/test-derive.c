@@ -103,7 +103,10 @@ static int64_t q1(const char *sql)
 
 static void finish(void)
 {
-	ASSERT_EQ(derive_finish(dv, &err), 0);
+	int r = derive_finish(dv, &err);
+	if (r != 0)
+		err_print(&err, "derive_finish", stderr);
+	ASSERT_EQ(r, 0);
 	ASSERT_EQ(db_finish(db, &err), 0);
 }
 
