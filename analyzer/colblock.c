@@ -124,8 +124,20 @@ static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
 	return false;
 }
 
-/* The delta runs of the m values v (their deltas into d, m entries). */
-static void enc_deltas(struct sbuf *o, const uint64_t *v, uint32_t m, uint64_t *d)
+/* x as a varint at p; the byte after it. */
+static inline uint8_t *vput(uint8_t *p, uint64_t x)
+{
+	while (x >= 0x80) {
+		*p++ = (uint8_t)(x | 0x80);
+		x >>= 7;
+	}
+	*p++ = (uint8_t)x;
+	return p;
+}
+
+/* The delta runs of the m values v (their deltas into d, m entries), at p:
+ * at most 2 varints of a run's header and value per value. */
+static uint8_t *enc_deltas(uint8_t *p, const uint64_t *v, uint32_t m, uint64_t *d)
 {
 	uint64_t prev = 0;
 
@@ -143,20 +155,21 @@ static void enc_deltas(struct sbuf *o, const uint64_t *v, uint32_t m, uint64_t *
 			continue;
 		}
 		if (k > lit) {
-			put_varint(o, (uint64_t)(k - lit) << 1 | 1);
+			p = vput(p, (uint64_t)(k - lit) << 1 | 1);
 			for (uint32_t j = lit; j < k; j++)
-				put_varint(o, zig(d[j]));
+				p = vput(p, zig(d[j]));
 		}
-		put_varint(o, (uint64_t)r << 1);
-		put_varint(o, zig(d[k]));
+		p = vput(p, (uint64_t)r << 1);
+		p = vput(p, zig(d[k]));
 		k += r;
 		lit = k;
 	}
 	if (m > lit) {
-		put_varint(o, (uint64_t)(m - lit) << 1 | 1);
+		p = vput(p, (uint64_t)(m - lit) << 1 | 1);
 		for (uint32_t j = lit; j < m; j++)
-			put_varint(o, zig(d[j]));
+			p = vput(p, zig(d[j]));
 	}
+	return p;
 }
 
 static size_t varint_len(uint64_t x)
@@ -169,40 +182,49 @@ static size_t varint_len(uint64_t x)
 	return n;
 }
 
-/* The m values v packed on w bits each from min. */
-static void enc_packed(struct sbuf *o, const uint64_t *v, uint32_t m, uint64_t min, int w)
+/* The m values v packed on w bits each from min, at p. */
+static uint8_t *enc_packed(uint8_t *p, const uint64_t *v, uint32_t m, uint64_t min, int w)
 {
-	uint8_t buf[512];
-	size_t nb = 0;
 	uint64_t acc = 0;
 	int bits = 0;
 
-	put_varint(o, zig(min));
-	sb_putc(o, (char)w);
-	for (uint32_t k = 0; k < m && w > 0; k++) {
-		uint64_t x = v[k] - min;
-		int left = w;
-		while (left > 0) {
-			int take = left < 64 - bits ? left : 64 - bits;
-			uint64_t part = take == 64 ? x : x & (((uint64_t)1 << take) - 1);
-			acc |= bits == 64 ? 0 : part << bits;
-			bits += take;
-			left -= take;
-			x = take == 64 ? 0 : x >> take;
+	p = vput(p, zig(min));
+	*p++ = (uint8_t)w;
+	if (w == 0)
+		return p;
+	if (w <= 56) {
+		/* whole values fit the accumulator beside the bits not yet out */
+		for (uint32_t k = 0; k < m; k++) {
+			acc |= (v[k] - min) << bits;
+			bits += w;
 			while (bits >= 8) {
-				buf[nb++] = (uint8_t)acc;
+				*p++ = (uint8_t)acc;
 				acc >>= 8;
 				bits -= 8;
-				if (nb == sizeof(buf)) {
-					sb_add(o, buf, nb);
-					nb = 0;
+			}
+		}
+	} else {
+		for (uint32_t k = 0; k < m; k++) {
+			uint64_t x = v[k] - min;
+			int left = w;
+			while (left > 0) {
+				int take = left < 64 - bits ? left : 64 - bits;
+				uint64_t part = take == 64 ? x : x & (((uint64_t)1 << take) - 1);
+				acc |= bits == 64 ? 0 : part << bits;
+				bits += take;
+				left -= take;
+				x = take == 64 ? 0 : x >> take;
+				while (bits >= 8) {
+					*p++ = (uint8_t)acc;
+					acc >>= 8;
+					bits -= 8;
 				}
 			}
 		}
 	}
 	if (bits > 0)
-		buf[nb++] = (uint8_t)acc;
-	sb_add(o, buf, nb);
+		*p++ = (uint8_t)acc;
+	return p;
 }
 
 /* An integer payload of n rows (v, null; d: scratch of 2 n entries). */
@@ -242,42 +264,46 @@ static void enc_ints(struct sbuf *o, const int64_t *v, const uint8_t *null, uint
 	for (uint64_t span = max - min; span != 0; span >>= 1)
 		w++;
 	size_t packed = varint_len(zig(min)) + 1 + ((size_t)m * (size_t)w + 7) / 8;
-	size_t at = o->len;
-	sb_putc(o, 0);
+	/* the most it takes: the mode, the NULLs (a varint per run, or the
+	 * bitmap), then the deltas (two varints per value at most) or packed */
+	size_t most = 1 + 10 * ((size_t)runs + 2) + (n + 7) / 8 + 20 * (size_t)m + packed + 16;
+	uint8_t *p0 = (uint8_t *)sb_room(o, most), *p = p0;
+	if (p == NULL)
+		return;
+	*p++ = 0;
 	if (nullmode == 2) {
-		put_varint(o, runs + 1);
+		p = vput(p, runs + 1);
 		in_null = false;
 		len = 0;
 		for (uint32_t r = 0; r < n; r++) {
 			bool isnull = null[r] != 0;
 			if (isnull != in_null) {
-				put_varint(o, len);
+				p = vput(p, len);
 				len = 0;
 				in_null = isnull;
 			}
 			len++;
 		}
-		put_varint(o, len);
+		p = vput(p, len);
 	} else if (nullmode == 3) {
 		for (uint32_t r = 0; r < n; r += 8) {
 			uint8_t b = 0;
 			for (uint32_t k = 0; k < 8 && r + k < n; k++)
 				b |= (uint8_t)((null[r + k] != 0) << k);
-			sb_putc(o, (char)b);
+			*p++ = b;
 		}
 	}
 	int valmode = 0;
 	if (m > 0) {
-		size_t before = o->len;
-		enc_deltas(o, vals, m, d);
-		if (o->len - before > packed && !o->oom) {
-			o->len = before;
-			enc_packed(o, vals, m, min, w);
+		uint8_t *before = p;
+		p = enc_deltas(p, vals, m, d);
+		if ((size_t)(p - before) > packed) {
+			p = enc_packed(before, vals, m, min, w);
 			valmode = 1;
 		}
 	}
-	if (!o->oom)
-		o->buf[at] = (char)(nullmode | valmode << 2);
+	p0[0] = (uint8_t)(nullmode | valmode << 2);
+	sb_commit(o, (size_t)(p - p0));
 }
 
 struct dict {

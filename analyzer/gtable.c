@@ -9,7 +9,9 @@
  * 2-4 times sizeof(struct gs) per G (fib 29: 31 MB -> 11 MB).
  *
  * Invariants: gidx has no tombstones (deletion shifts the chain back), so
- *   a probe stops at the first empty slot; gcount <= gcap / 2.
+ *   a probe stops at the first empty slot; gcount <= gcap / 2. hint[] are
+ *   slots of Gs found lately, trusted only when the slot still holds the G
+ *   sought (a freed slot has g = 0, a reused one another G).
  * Concurrency: one thread.
  */
 #include "config.h"
@@ -46,12 +48,19 @@ static inline size_t ghash(const struct gtable *t, int64_t g)
 
 struct gs *gtable_find(struct gtable *t, int64_t g)
 {
+	/* the two Gs found last: an event's handlers look up the same few */
+	for (int c = 0; c < 2; c++)
+		if (t->hint[c] < t->gn && t->gtab[t->hint[c]].g == g && g != 0)
+			return &t->gtab[t->hint[c]];
 	size_t i = ghash(t, g);
 	uint32_t x;
 
 	while ((x = t->gidx[i]) != 0) {
-		if (t->gtab[x - 1].g == g)
+		if (t->gtab[x - 1].g == g) {
+			t->hint[1] = t->hint[0];
+			t->hint[0] = x - 1;
 			return &t->gtab[x - 1];
+		}
 		i = (i + 1) & (t->gcap - 1);
 	}
 	return NULL;

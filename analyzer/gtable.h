@@ -74,6 +74,7 @@ struct gtable {
 	/* The end of the last interval closed (gstate.c g_close): g_interval is
 	 * written in end order, which its readers rely on (schema.sql). */
 	int64_t last_end;
+	uint32_t hint[2]; /* gtable_find's last two slots (gtable.c) */
 };
 
 int gtable_init(struct gtable *t);

@@ -63,6 +63,17 @@ static int reserve(struct sbuf *sb, size_t n)
 	return 0;
 }
 
+char *sb_room(struct sbuf *sb, size_t n)
+{
+	return reserve(sb, n) < 0 ? NULL : sb->buf + sb->len;
+}
+
+void sb_commit(struct sbuf *sb, size_t n)
+{
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
 void sb_add(struct sbuf *sb, const void *data, size_t n)
 {
 	if (reserve(sb, n) < 0)

@@ -34,6 +34,10 @@ void sb_free(struct sbuf *sb);
 /* Hands the bytes to the caller (who frees them) and resets the buffer. */
 char *sb_steal(struct sbuf *sb, size_t *len);
 void sb_add(struct sbuf *sb, const void *data, size_t n);
+/* Room for n more bytes at the end: where to write them (NULL: out of
+ * memory, oom set), then sb_commit() of the k <= n bytes written. */
+char *sb_room(struct sbuf *sb, size_t n);
+void sb_commit(struct sbuf *sb, size_t n);
 void sb_puts(struct sbuf *sb, const char *s);
 void sb_putc(struct sbuf *sb, char c);
 void sb_printf(struct sbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
