@@ -150,7 +150,7 @@ static const struct col cols_queue_op[] = {
 	COL(row_queue_op, global_len, C_I64),
 };
 static const struct col cols_g[] = {
-	COL(row_g, g, C_I64),           COL(row_g, parent, C_OPT),
+	COL_SET(row_g, g, C_I64),       COL(row_g, parent, C_OPT),
 	COL(row_g, created_ts, C_I64),  COL(row_g, first_run, C_OPT),
 	COL(row_g, ended, C_OPT),       COL(row_g, create_p, C_ID),
 	COL(row_g, runs, C_I64),        COL(row_g, stolen, C_I64),
@@ -209,8 +209,8 @@ static const struct table tables[ROWS_TABLES] = {
 	[ROWS_STEALS] = TABLE("steals", "INSERT", NULL, cols_steal),
 	[ROWS_SPILLS] = TABLE("spills", "INSERT", NULL, cols_queue_op),
 	[ROWS_GLOBAL_GETS] = TABLE("global_gets", "INSERT", NULL, cols_queue_op),
-	/* a G id reused without an exit writes its row twice: the last wins */
-	[ROWS_G] = TABLE("g_info", "INSERT OR REPLACE", NULL, cols_g),
+	/* in the order the Gs end; by G: the set filters of g */
+	[ROWS_G] = BLOCK_TABLE("g_info", -1, cols_g),
 	[ROWS_DISCARDED] = TABLE("discarded", "INSERT", NULL, cols_discarded),
 	[ROWS_P] = TABLE("p", "INSERT", NULL, cols_p),
 	[ROWS_M] = TABLE("m", "INSERT", NULL, cols_m),

@@ -31,10 +31,11 @@ SELECT
   s.rowid AS rowid
 FROM g_interval s;
 
--- The same columns, rows and values as the g table of schema version 4:
--- times from created_ts and the offsets, end_reason 'exit' for a G that
--- exited (NULL when alive at the end). g is g_info's key, so a lookup by g
--- is one seek.
+-- The same columns and values as the g table of schema version 4: times
+-- from created_ts and the offsets, end_reason 'exit' for a G that exited
+-- (NULL when alive at the end). One row per G: since version 7 a G id seen
+-- again after its G ended has a row for each G (g_info, schema.sql); a
+-- lookup by g reads the g_info blocks whose set filter may hold it.
 CREATE VIEW g AS
 SELECT
   s.g AS g,

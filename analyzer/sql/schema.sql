@@ -145,20 +145,26 @@ INSERT INTO enum_g_reason VALUES
 -- at the end of the trace; first_run likewise (NULL: it never ran). The
 -- *_ns columns sum its g_interval rows. Offsets rather than times: 3 or 4
 -- bytes instead of 8 (docs/schema.md, "Changes in version 5").
-CREATE TABLE g_info (
-  g           INTEGER PRIMARY KEY,
-  parent      INTEGER,           -- parent_g of g_create (0: none; NULL: no g_create seen)
-  created_ts  INTEGER NOT NULL,  -- g_create, or the first event naming the G
-  first_run   INTEGER,
-  ended       INTEGER,
-  create_p    INTEGER,
-  runs        INTEGER NOT NULL,  -- number of g_run
-  stolen      INTEGER NOT NULL,  -- runs whose source was steal
-  run_ns      INTEGER NOT NULL,
-  runnable_ns INTEGER NOT NULL,
-  waiting_ns  INTEGER NOT NULL,
-  syscall_ns  INTEGER NOT NULL
+-- Rows in the order the Gs end (exit, or the end of the trace); a G id
+-- seen again after its G ended (an exit lost, or ids of several
+-- processes) has a row per G. A virtual table (module wsr_blocks) over
+-- column blocks since version 7, like g_interval: g = ? reads the blocks
+-- whose set filter may hold g; rowid: the row's position from 1.
+--   parent: parent_g of g_create (0: none; NULL: no g_create seen);
+--   created_ts: g_create, or the first event naming the G; runs: number of
+--   g_run; stolen: runs whose source was steal.
+CREATE TABLE g_info_block (
+  id   INTEGER PRIMARY KEY,  -- block number: 0, 1, ... in the order the Gs end
+  data BLOB NOT NULL
 );
+CREATE TABLE g_info_zone (
+  id   INTEGER PRIMARY KEY,  -- g_info_block.id
+  zone BLOB NOT NULL
+);
+CREATE VIRTUAL TABLE g_info USING wsr_blocks(base=1,
+  g INTEGER, parent INTEGER, created_ts INTEGER, first_run INTEGER, ended INTEGER,
+  create_p INTEGER, runs INTEGER, stolen INTEGER, run_ns INTEGER, runnable_ns INTEGER,
+  waiting_ns INTEGER, syscall_ns INTEGER);
 
 -- One row per P (0..gomaxprocs-1) and per M seen.
 CREATE TABLE p (

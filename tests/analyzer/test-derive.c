@@ -110,6 +110,37 @@ static void finish(void)
 	ASSERT_EQ(db_finish(db, &err), 0);
 }
 
+/* A G id created again while its G is alive (its exit lost) is a second G:
+ * g_info has a row for each (since schema 7; a replaced row left the first
+ * G's times out of g while g_interval kept its intervals), and each row's
+ * times sum that G's intervals; a lookup by G finds both. */
+WSR_TEST(derive_g_id_reused_has_a_row_per_g)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(2), I(256));
+	EV(EV_P_IDLE, 101, 1, 0, I(1));
+	EV(EV_G_CREATE, 110, 0, 0, I(5), I(0));
+	EV(EV_RUNQPUT, 120, 0, 0, I(5), I(0), I(0), I(1));
+	EV(EV_G_RUN, 130, 0, 0, I(5), I(1), I(0));
+	EV(EV_G_STOP, 150, 0, 0, I(5), I(2));
+	/* its exit is lost: the id comes back for another G */
+	EV(EV_G_CREATE, 200, 0, 0, I(5), I(0));
+	EV(EV_RUNQPUT, 210, 0, 0, I(5), I(0), I(0), I(1));
+	EV(EV_G_RUN, 240, 0, 0, I(5), I(1), I(0));
+	EV(EV_G_STOP, 300, 0, 0, I(5), I(WSR_REASON_EXIT));
+	finish();
+	ASSERT_EQ(q1("SELECT count(*) FROM g WHERE g = 5"), 2);
+	ASSERT_EQ(q1("SELECT count(*) FROM g_info WHERE g = 5 AND ended IS NULL"), 1);
+	ASSERT_EQ(q1("SELECT end_ts FROM g WHERE g = 5 AND end_ts IS NOT NULL"), 300);
+	ASSERT_EQ(q1("SELECT run_ns FROM g WHERE g = 5 AND created_ts = 200"), 60);
+	ASSERT_EQ(q1("SELECT run_ns FROM g WHERE g = 5 AND created_ts = 110"), 20);
+	ASSERT_EQ(q1("SELECT sum(run_ns) FROM g WHERE g = 5"),
+		  q1("SELECT sum(end_ts - start_ts) FROM g_state WHERE g = 5 AND state = 'running'"));
+	ASSERT_EQ(q1("SELECT sum(runnable_ns + run_ns + waiting_ns + syscall_ns) FROM g WHERE g = 5"),
+		  q1("SELECT sum(end_ts - start_ts) FROM g_state WHERE g = 5 AND state IN "
+		     "('runnable', 'running', 'waiting', 'syscall')"));
+}
+
 /* Ring lengths are counted, not taken from runqput.qlen, which the owner
  * loads before its event's timestamp: here the owner read qlen = 3 before
  * a thief emptied its ring and runnext, and its event came after the steals
