@@ -188,8 +188,12 @@ static const char *const pv_sql[] = {
 	"SELECT state, start_ts, end_ts FROM m_state WHERE m = ?1 AND start_ts <= ?2 "
 	"ORDER BY start_ts DESC LIMIT 1",
 	"SELECT g FROM events WHERE ts = ?1 AND p = ?2 AND name = 'g_run' LIMIT 1",
-	"SELECT p, g, start_ts, end_ts FROM g_state WHERE g = ?1 AND start_ts >= ?2 "
-	"AND state = 'running' ORDER BY start_ts LIMIT 1",
+	/* a G's intervals do not overlap, so its rows' end order (rowid) is
+	 * their start order: the module reads them in that order and stops at
+	 * the first, where ORDER BY start_ts read them all (a long-lived G's
+	 * thousands of blocks) to sort them */
+	"SELECT p, g, start_ts, start_ts + dur FROM g_interval WHERE g = ?1 AND start_ts >= ?2 "
+	"AND state = (SELECT id FROM g_state_name WHERE name = 'running') ORDER BY rowid LIMIT 1",
 	"SELECT ts, runs FROM p_counters WHERE p = ?1 AND ts <= ?2 "
 	"ORDER BY ts DESC LIMIT 1",
 	"SELECT ts FROM p_counters WHERE p = ?1 AND ts <= ?2 AND runs < ?3 "
@@ -232,10 +236,13 @@ struct pv {
  * after abs, keeping it at or before it: every row before pv->from ends at
  * or before abs, and Q_RUNS reads from there with the filter, so the search
  * stops within PV_SCAN_ROWS of the answer. The cells come in time order and
- * rowid order is end order, so it starts where the last cell's stopped;
- * its probes alternate between interpolation (the rows end at a fairly
- * steady rate: a few probes) and bisection (at most twice log2(rows) in
- * all). 0 or -1.
+ * rowid order is end order, so it starts where the last cell's stopped
+ * and gallops forward (steps of PV_SCAN_ROWS, doubling: the answer is
+ * usually a cell's worth of rows on, in the blocks the last cell read:
+ * g_interval is column blocks since schema 7, and a probe of a block not
+ * decoded costs a decoding of 1024 rows), then its probes alternate
+ * between interpolation (the rows end at a fairly steady rate: a few
+ * probes) and bisection (at most twice log2(rows) in all). 0 or -1.
  */
 #define PV_SCAN_ROWS 32
 static int pv_first_after(struct pv *pv, int64_t abs, struct wsr_err *err)
@@ -244,6 +251,20 @@ static int pv_first_after(struct pv *pv, int64_t abs, struct wsr_err *err)
 	int64_t elo = pv->from_end, ehi = pv->st->start_ts + pv->st->duration_ns + 1;
 	int row;
 
+	for (int64_t step = PV_SCAN_ROWS; hi - lo > PV_SCAN_ROWS && lo + step < hi; step *= 2) {
+		int64_t mid = lo + step, e;
+
+		if (pv_one(pv->db, pv->q[Q_END_AT], mid, 0, 0, err, &row) < 0)
+			return -1;
+		e = row ? sqlite3_column_int64(pv->q[Q_END_AT], 0) : INT64_MAX;
+		if (e > abs) {
+			hi = mid;
+			ehi = e;
+			break;
+		}
+		lo = mid + 1;
+		elo = e;
+	}
 	for (int k = 0; hi - lo > PV_SCAN_ROWS; k++) {
 		int64_t mid = lo + (hi - lo) / 2, e;
 
