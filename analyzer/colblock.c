@@ -677,36 +677,82 @@ int cb_open(struct cb_block *b, const void *data, size_t len, uint32_t ncols,
 	return 0;
 }
 
-/* The m values of a delta-run section [*p, end) into c->v at the rows not NULL. */
+/* A varint at *p: one byte without a call when it is one (most deltas). */
+static inline bool get_varint_fast(const uint8_t **p, const uint8_t *end, uint64_t *out)
+{
+	if (*p < end && (**p & 0x80) == 0) {
+		*out = *(*p)++;
+		return true;
+	}
+	return get_varint(p, end, out);
+}
+
+/* The m values of a delta-run section [*p, end) into c->v at the rows not
+ * NULL (dense: no row is NULL, value k is row k). */
 static const char *dec_deltas(struct cb_col *c, const uint8_t **p, const uint8_t *end,
-			      uint32_t n, uint32_t m)
+			      uint32_t n, uint32_t m, bool dense)
 {
 	uint64_t prev = 0, h, z = 0;
 	uint32_t k = 0, r = 0;
+	int64_t *v = c->v;
 
 	while (k < m) {
-		if (!get_varint(p, end, &h))
+		if (!get_varint_fast(p, end, &h))
 			return "truncated run";
 		uint64_t cnt = h >> 1;
 		if (cnt == 0 || cnt > m - k)
 			return "run past the block's values";
-		if ((h & 1) == 0 && !get_varint(p, end, &z))
-			return "truncated run";
+		if ((h & 1) == 0) {
+			if (!get_varint_fast(p, end, &z))
+				return "truncated run";
+			uint64_t d = unzig(z);
+			if (dense) {
+				for (uint64_t i = 0; i < cnt; i++) {
+					prev += d;
+					v[k + i] = (int64_t)prev;
+				}
+				k += (uint32_t)cnt;
+				continue;
+			}
+			for (uint64_t i = 0; i < cnt; i++, k++) {
+				prev += d;
+				while (r < n && c->null[r])
+					r++;
+				v[r++] = (int64_t)prev;
+			}
+			continue;
+		}
 		for (uint64_t i = 0; i < cnt; i++, k++) {
-			if ((h & 1) != 0 && !get_varint(p, end, &z))
+			if (!get_varint_fast(p, end, &z))
 				return "truncated run";
 			prev += unzig(z);
+			if (dense) {
+				v[k] = (int64_t)prev;
+				continue;
+			}
 			while (r < n && c->null[r])
 				r++;
-			c->v[r++] = (int64_t)prev;
+			v[r++] = (int64_t)prev;
 		}
 	}
 	return NULL;
 }
 
-/* The m packed values [*p, end) into c->v at the rows not NULL. */
+static inline uint64_t load_le64(const uint8_t *b)
+{
+	uint64_t x;
+
+	memcpy(&x, b, sizeof(x));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	x = __builtin_bswap64(x);
+#endif
+	return x;
+}
+
+/* The m packed values [*p, end) into c->v at the rows not NULL (dense: no
+ * row is NULL). */
 static const char *dec_packed(struct cb_col *c, const uint8_t **p, const uint8_t *end,
-			      uint32_t n, uint32_t m)
+			      uint32_t n, uint32_t m, bool dense)
 {
 	uint64_t z;
 
@@ -722,13 +768,24 @@ static const char *dec_packed(struct cb_col *c, const uint8_t **p, const uint8_t
 	const uint8_t *b = *p;
 	uint64_t off = 0;
 	uint32_t r = 0;
+	uint64_t mask = w >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << w) - 1;
 	for (uint32_t k = 0; k < m; k++) {
 		uint64_t x = 0;
-		for (int got = 0; got < w;) {
-			int sh = (int)(off & 7), take = 8 - sh < w - got ? 8 - sh : w - got;
-			x |= (uint64_t)((b[off >> 3] >> sh) & ((1u << take) - 1)) << got;
-			got += take;
-			off += (uint64_t)take;
+		if (w <= 56 && (off >> 3) + 8 <= nbytes) {
+			/* the value's bits within one unaligned 8-byte load */
+			x = (load_le64(b + (off >> 3)) >> (off & 7)) & mask;
+			off += (uint64_t)w;
+		} else {
+			for (int got = 0; got < w;) {
+				int sh = (int)(off & 7), take = 8 - sh < w - got ? 8 - sh : w - got;
+				x |= (uint64_t)((b[off >> 3] >> sh) & ((1u << take) - 1)) << got;
+				got += take;
+				off += (uint64_t)take;
+			}
+		}
+		if (dense) {
+			c->v[k] = (int64_t)(min + x);
+			continue;
 		}
 		while (r < n && c->null[r])
 			r++;
@@ -750,7 +807,8 @@ static const char *dec_ints(struct cb_col *c, const uint8_t **p, const uint8_t *
 	int mode = *(*p)++;
 	if (mode > 7)
 		return "unknown mode";
-	memset(c->v, 0, (size_t)n * sizeof(*c->v));
+	if ((mode & 3) != 0) /* the NULL rows' values: 0 */
+		memset(c->v, 0, (size_t)n * sizeof(*c->v));
 	switch (mode & 3) {
 	case 0:
 		memset(c->null, 0, n);
@@ -789,7 +847,8 @@ static const char *dec_ints(struct cb_col *c, const uint8_t **p, const uint8_t *
 	if (m == 0 && (mode & 3) != 1)
 		return "no values where some were announced";
 	if (m > 0)
-		why = (mode >> 2) == 0 ? dec_deltas(c, p, end, n, m) : dec_packed(c, p, end, n, m);
+		why = (mode >> 2) == 0 ? dec_deltas(c, p, end, n, m, m == n)
+				       : dec_packed(c, p, end, n, m, m == n);
 	else
 		why = (mode >> 2) == 0 ? NULL : "values in a column of NULLs";
 	if (why != NULL)
