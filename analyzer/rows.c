@@ -11,8 +11,9 @@
  * own arena, so a batch holds everything its INSERT binds.
  *
  * Column blocks. A table marked `block` (events) is not written row by
- * row: its rows are collected column by column, BLOCK_ROWS at a time, and
- * the writer encodes each block (colblock.c) and inserts it as one row of
+ * row: its rows are collected BLOCK_ROWS at a time as the row structs they
+ * are (a copy each, and its texts), and the writer turns each block into
+ * columns, encodes it (colblock.c) and inserts it as one row of
  * NAME_block and its zone map as one row of NAME_zone, block ids 0, 1, ...
  * in the order the rows were added; the virtual table NAME (blockvtab.c)
  * serves them to SQL. A partial block goes out at a flush. A grouped table
@@ -82,6 +83,7 @@ struct col {
 struct table {
 	const char *name;
 	bool block;         /* written as column blocks (NAME_block, NAME_zone) */
+	size_t size;        /* block tables: sizeof the row struct */
 	int group;          /* block tables: blocks per value of this column (-1: none) */
 	const char *verb;   /* "INSERT", "INSERT OR REPLACE" */
 	const char *suffix; /* after the VALUES tuple: an upsert clause (not batched) */
@@ -98,13 +100,13 @@ struct table {
  {                                    \
 #  f, offsetof(struct st, f), k, true \
  }
-#define TABLE(n, verb, sfx, c)                                \
- {                                                            \
-  n, false, -1, verb, sfx, c, (int)(sizeof(c) / sizeof(c[0])) \
+#define TABLE(n, verb, sfx, c)                                   \
+ {                                                               \
+  n, false, 0, -1, verb, sfx, c, (int)(sizeof(c) / sizeof(c[0])) \
  }
-#define BLOCK_TABLE(n, group, c)                                    \
- {                                                                  \
-  n, true, group, "INSERT", NULL, c, (int)(sizeof(c) / sizeof(c[0])) \
+#define BLOCK_TABLE(n, st, group, c)                                                \
+ {                                                                                  \
+  n, true, sizeof(struct st), group, "INSERT", NULL, c, (int)(sizeof(c) / sizeof(c[0])) \
  }
 
 static const struct col cols_event[] = {
@@ -199,18 +201,18 @@ static const struct col cols_dag_edge[] = {
 };
 
 static const struct table tables[ROWS_TABLES] = {
-	[ROWS_EVENTS] = BLOCK_TABLE("events", -1, cols_event),
+	[ROWS_EVENTS] = BLOCK_TABLE("events", row_event, -1, cols_event),
 	/* by G: the set filters of g; by time: the rowid is the end order */
-	[ROWS_G_INTERVAL] = BLOCK_TABLE("g_interval", -1, cols_g_interval),
+	[ROWS_G_INTERVAL] = BLOCK_TABLE("g_interval", row_g_interval, -1, cols_g_interval),
 	[ROWS_P_STATE] = TABLE("p_state", "INSERT", NULL, cols_p_state),
 	[ROWS_M_STATE] = TABLE("m_state", "INSERT", NULL, cols_m_state),
 	/* one block stream per P (column 0, p): the readers go by (p, ts) */
-	[ROWS_P_COUNTERS] = BLOCK_TABLE("p_counters", 0, cols_p_counters),
+	[ROWS_P_COUNTERS] = BLOCK_TABLE("p_counters", row_p_counters, 0, cols_p_counters),
 	[ROWS_STEALS] = TABLE("steals", "INSERT", NULL, cols_steal),
 	[ROWS_SPILLS] = TABLE("spills", "INSERT", NULL, cols_queue_op),
 	[ROWS_GLOBAL_GETS] = TABLE("global_gets", "INSERT", NULL, cols_queue_op),
 	/* in the order the Gs end; by G: the set filters of g */
-	[ROWS_G] = BLOCK_TABLE("g_info", -1, cols_g),
+	[ROWS_G] = BLOCK_TABLE("g_info", row_g, -1, cols_g),
 	[ROWS_DISCARDED] = TABLE("discarded", "INSERT", NULL, cols_discarded),
 	[ROWS_P] = TABLE("p", "INSERT", NULL, cols_p),
 	[ROWS_M] = TABLE("m", "INSERT", NULL, cols_m),
@@ -236,13 +238,14 @@ struct val {
 
 #define MAX_COLS 20
 
-/* Up to BLOCK_ROWS rows of a block table, column by column: column c's
- * values at v + c * BLOCK_ROWS (texts: offsets and lengths in `text`). */
+/* Up to BLOCK_ROWS rows of a block table as the deriver gave them (the
+ * table's row structs, one after the other), each text field replaced by
+ * its offset in `text` plus one (0: NULL), where it is copied with its NUL.
+ * The writer turns them into columns (write_block): the deriver's thread is
+ * the pipe's longest, the writer's has room. */
 struct block_build {
 	uint32_t nrows;
-	int64_t *v;
-	uint32_t *len;
-	uint8_t *null;
+	char *rows;
 	struct sbuf text;
 };
 
@@ -299,6 +302,10 @@ struct rows {
 	int ngbuild[ROWS_TABLES];
 	int64_t nblocks[ROWS_TABLES];           /* blocks written (the writer) */
 	struct sbuf blob, zone;                 /* the writer's encoding buffers */
+	/* the writer's block in columns: column c's values at c * BLOCK_ROWS */
+	int64_t cv[MAX_COLS * BLOCK_ROWS];
+	uint32_t clen[MAX_COLS * BLOCK_ROWS];
+	uint8_t cnull[MAX_COLS * BLOCK_ROWS];
 	pthread_t writer;
 	bool started;
 	struct batch *all[POOL];
@@ -372,15 +379,34 @@ static int write_block(struct rows *rw, int k, const struct block_build *bb)
 	struct cb_col_in cols[MAX_COLS];
 	int rc;
 
-	for (int c = 0; c < t->ncols; c++)
+	for (int c = 0; c < t->ncols; c++) {
+		const struct col *cl = &t->cols[c];
+		int64_t *v = rw->cv + (size_t)c * BLOCK_ROWS;
+		uint8_t *null = rw->cnull + (size_t)c * BLOCK_ROWS;
+		uint32_t *len = rw->clen + (size_t)c * BLOCK_ROWS;
+		const char *at = bb->rows + cl->off;
+		for (uint32_t r = 0; r < bb->nrows; r++, at += t->size) {
+			int64_t x;
+			memcpy(&x, at, sizeof(x));
+			if (cl->kind == C_TEXT) {
+				null[r] = x == 0;
+				v[r] = x > 0 ? x - 1 : 0;
+				len[r] = x > 0 ? (uint32_t)strlen(bb->text.buf + v[r]) : 0;
+			} else {
+				null[r] = (cl->kind == C_OPT && x == ROW_NULL) ||
+					  (cl->kind == C_ID && x < 0);
+				v[r] = x;
+			}
+		}
 		cols[c] = (struct cb_col_in){
-			.type = t->cols[c].kind == C_TEXT ? CB_TEXT : CB_INT,
-			.null = bb->null + (size_t)c * BLOCK_ROWS,
-			.v = bb->v + (size_t)c * BLOCK_ROWS,
-			.len = bb->len + (size_t)c * BLOCK_ROWS,
+			.type = cl->kind == C_TEXT ? CB_TEXT : CB_INT,
+			.null = null,
+			.v = v,
+			.len = len,
 			.text = bb->text.buf,
-			.set = t->cols[c].set,
+			.set = cl->set,
 		};
+	}
 	rw->blob.len = 0;
 	rw->zone.len = 0;
 	if (cb_encode(cols, (uint32_t)t->ncols, bb->nrows, &rw->blob, &rw->zone) < 0)
@@ -561,24 +587,19 @@ static void build_free(struct block_build *bb)
 	if (bb == NULL)
 		return;
 	sb_free(&bb->text);
-	free(bb->v);
-	free(bb->len);
-	free(bb->null);
+	free(bb->rows);
 	free(bb);
 }
 
-static struct block_build *build_new(int ncols)
+static struct block_build *build_new(const struct table *t)
 {
 	struct block_build *bb = calloc(1, sizeof(*bb));
-	size_t n = (size_t)ncols * BLOCK_ROWS;
 
 	if (bb == NULL)
 		return NULL;
 	sb_init(&bb->text);
-	bb->v = malloc(n * sizeof(*bb->v));
-	bb->len = calloc(n, sizeof(*bb->len));
-	bb->null = malloc(n);
-	if (bb->v == NULL || bb->len == NULL || bb->null == NULL) {
+	bb->rows = malloc(t->size * BLOCK_ROWS);
+	if (bb->rows == NULL) {
 		build_free(bb);
 		return NULL;
 	}
@@ -610,7 +631,7 @@ struct rows *rows_create(sqlite3 *db, struct wsr_err *err)
 		for (int i = 0; i < BLOCK_POOL; i++) {
 			if (i == 0 && tables[k].group >= 0)
 				continue;
-			struct block_build *bb = build_new(tables[k].ncols);
+			struct block_build *bb = build_new(&tables[k]);
 			if (bb == NULL) {
 				err_push(err, "out of memory");
 				goto fail;
@@ -732,7 +753,7 @@ static struct block_build **build_for(struct rows *rw, enum rows_table k, const 
 		rw->gbuild[k] = gb;
 		rw->ngbuild[k] = (int)g + 1;
 	}
-	if (rw->gbuild[k][g] == NULL && (rw->gbuild[k][g] = build_new(t->ncols)) == NULL)
+	if (rw->gbuild[k][g] == NULL && (rw->gbuild[k][g] = build_new(t)) == NULL)
 		goto oom;
 	return &rw->gbuild[k][g];
 oom:
@@ -749,27 +770,22 @@ static int add_block_row(struct rows *rw, enum rows_table k, const char *base,
 	if (slot == NULL)
 		return -1;
 	struct block_build *bb = *slot;
-	uint32_t r = bb->nrows;
+	char *row = bb->rows + (size_t)bb->nrows * t->size;
 
+	memcpy(row, base, t->size);
 	for (int c = 0; c < t->ncols; c++) {
 		const struct col *cl = &t->cols[c];
-		size_t at = (size_t)c * BLOCK_ROWS + r;
-		if (cl->kind == C_TEXT) {
-			const char *s;
-			memcpy(&s, base + cl->off, sizeof(s));
-			bb->null[at] = s == NULL;
-			if (s != NULL) {
-				size_t n = strlen(s);
-				bb->v[at] = (int64_t)bb->text.len;
-				bb->len[at] = (uint32_t)n;
-				sb_add(&bb->text, s, n);
-			}
+		if (cl->kind != C_TEXT)
 			continue;
+		const char *s;
+		int64_t at = 0;
+		memcpy(&s, base + cl->off, sizeof(s));
+		if (s != NULL) {
+			/* with its NUL: the writer finds its length */
+			at = (int64_t)bb->text.len + 1;
+			sb_add(&bb->text, s, strlen(s) + 1);
 		}
-		int64_t x;
-		memcpy(&x, base + cl->off, sizeof(x));
-		bb->null[at] = (cl->kind == C_OPT && x == ROW_NULL) || (cl->kind == C_ID && x < 0);
-		bb->v[at] = x;
+		memcpy(row + cl->off, &at, sizeof(at));
 	}
 	if (bb->text.oom) {
 		err_push(err, "out of memory");
