@@ -41,15 +41,17 @@
 struct ec_desc {
 	const bt_event_class *cls;
 	uint8_t ev;
-	int idx_p, idx_m, idx_g, idx_a[3], idx_extra;
+	/* integer members: int_member_index() codes (-1: none) */
+	int idx_p, idx_m, idx_g, idx_a[3];
 	int idx_vtid, idx_vpid; /* payload fields (wsr_tp.h), -1 in older traces */
+	int idx_extra;          /* a member index */
 	int json[WSR_CAT_JSON_COUNT]; /* the catalog's JSON fields (schedtrace's) */
 	char *name; /* full name, for EV_FOREIGN and EV_WSR_UNKNOWN */
 };
 
 struct sc_desc {
 	const bt_stream_class *cls;
-	int idx_vtid, idx_vpid;
+	int idx_vtid, idx_vpid; /* int_member_index() codes */
 };
 
 struct stream_slot {
@@ -156,12 +158,20 @@ static int is_int_class(const bt_field_class *st, int idx)
 	return bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_INTEGER);
 }
 
-/* The index of integer member NAME of structure class ST, or -1. */
+/* Integer member NAME of structure class ST as a code: its index << 1,
+ * bit 0 set when it is signed (field_at reads it with the right getter, no
+ * type check per event); -1: none. */
 static int int_member_index(const bt_field_class *st, const char *name)
 {
 	int idx = member_index(st, name);
 
-	return is_int_class(st, idx) ? idx : -1;
+	if (!is_int_class(st, idx))
+		return -1;
+	const bt_field_class_structure_member *mb =
+		bt_field_class_structure_borrow_member_by_index_const(st, (uint64_t)idx);
+	bt_field_class_type t = bt_field_class_get_type(
+		bt_field_class_structure_member_borrow_field_class_const(mb));
+	return idx << 1 | (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER) ? 1 : 0);
 }
 
 static struct ec_desc *ec_lookup(struct wsr_decoder *d, const bt_event_class *cls)
@@ -236,15 +246,25 @@ static inline const bt_field *member(const bt_field *st, int idx)
 	return bt_field_structure_borrow_member_field_by_index_const(st, (uint64_t)idx);
 }
 
+/* The integer member of st that int_member_index() coded as code (>= 0). */
+static inline int64_t field_at(const bt_field *st, int code)
+{
+	const bt_field *f = member(st, code >> 1);
+
+	if (code & 1)
+		return bt_field_integer_signed_get_value(f);
+	return (int64_t)bt_field_integer_unsigned_get_value(f);
+}
+
 /* vtid and vpid from members idx_vtid and idx_vpid of structure st (-1: absent). */
 static void rec_ids(struct wsr_rec *r, const bt_field *st, int idx_vtid, int idx_vpid)
 {
 	if (idx_vtid >= 0) {
-		r->tid = (int32_t)field_int(member(st, idx_vtid));
+		r->tid = (int32_t)field_at(st, idx_vtid);
 		r->flags |= REC_F_TID;
 	}
 	if (idx_vpid >= 0) {
-		r->vpid = (int32_t)field_int(member(st, idx_vpid));
+		r->vpid = (int32_t)field_at(st, idx_vpid);
 		r->flags |= REC_F_VPID;
 	}
 }
@@ -539,28 +559,28 @@ static int decode_event(struct wsr_decoder *d, const bt_message *msg, struct wsr
 	const bt_field *pl = bt_event_borrow_payload_field_const(ev);
 	if (pl != NULL) {
 		if (e->idx_p >= 0) {
-			r.p = (int32_t)field_int(member(pl, e->idx_p));
+			r.p = (int32_t)field_at(pl, e->idx_p);
 			r.flags |= REC_F_P;
 		}
 		rec_ids(&r, pl, e->idx_vtid, e->idx_vpid);
 		if (e->idx_m >= 0) {
-			r.m = (int32_t)field_int(member(pl, e->idx_m));
+			r.m = (int32_t)field_at(pl, e->idx_m);
 			r.flags |= REC_F_M;
 		}
 		if (e->idx_g >= 0) {
-			r.g = field_int(member(pl, e->idx_g));
+			r.g = field_at(pl, e->idx_g);
 			r.flags |= REC_F_G;
 		}
 		if (e->idx_a[0] >= 0) {
-			r.a1 = field_int(member(pl, e->idx_a[0]));
+			r.a1 = field_at(pl, e->idx_a[0]);
 			r.flags |= REC_F_A1;
 		}
 		if (e->idx_a[1] >= 0) {
-			r.a2 = field_int(member(pl, e->idx_a[1]));
+			r.a2 = field_at(pl, e->idx_a[1]);
 			r.flags |= REC_F_A2;
 		}
 		if (e->idx_a[2] >= 0) {
-			r.a3 = field_int(member(pl, e->idx_a[2]));
+			r.a3 = field_at(pl, e->idx_a[2]);
 			r.flags |= REC_F_A3;
 		}
 	}
