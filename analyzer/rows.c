@@ -125,7 +125,7 @@ static const struct col cols_g_interval[] = {
 	COL(row_g_interval, start_ts, C_I64), COL(row_g_interval, dur, C_I64),
 	COL(row_g_interval, p, C_ID),         COL(row_g_interval, m, C_ID),
 	COL(row_g_interval, reason, C_ID),    COL(row_g_interval, source, C_ID),
-	COL(row_g_interval, cut, C_I64),
+	COL(row_g_interval, cut, C_I64),      COL(row_g_interval, end_ts, C_I64),
 };
 static const struct col cols_p_state[] = {
 	COL(row_p_state, p, C_I64),        COL(row_p_state, state, C_TEXT),
@@ -202,7 +202,7 @@ static const struct col cols_dag_edge[] = {
 
 static const struct table tables[ROWS_TABLES] = {
 	[ROWS_EVENTS] = BLOCK_TABLE("events", row_event, -1, cols_event),
-	/* by G: the set filters of g; by time: the rowid is the end order */
+	/* by G: the set filters of g; by time: end_ts, its order column */
 	[ROWS_G_INTERVAL] = BLOCK_TABLE("g_interval", row_g_interval, -1, cols_g_interval),
 	[ROWS_P_STATE] = TABLE("p_state", "INSERT", NULL, cols_p_state),
 	[ROWS_M_STATE] = TABLE("m_state", "INSERT", NULL, cols_m_state),

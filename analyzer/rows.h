@@ -64,7 +64,7 @@ struct row_event {
 /* g_interval (the g_state view): state a g_state_name id; p, m, reason (a
  * g_reason id) and source (an enum_g_source id) id, NULL when negative. */
 struct row_g_interval {
-	int64_t g, state, start_ts, dur, p, m, reason, source, cut;
+	int64_t g, state, start_ts, dur, p, m, reason, source, cut, end_ts;
 };
 
 /* p_state (m: id) and m_state (p: id). */

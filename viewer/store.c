@@ -345,7 +345,7 @@ int store_load_runs(struct store *st, sqlite3 *db, int64_t lo, int64_t hi, struc
 	 * state code spares the scan the view's decoding of every row.
 	 */
 	return load_lanes(st, db,
-			  "SELECT p, g, start_ts, start_ts + dur FROM g_interval NOT INDEXED "
+			  "SELECT p, g, start_ts, end_ts FROM g_interval NOT INDEXED "
 			  "WHERE rowid >= ?1 AND rowid < ?2 AND p IS NOT NULL AND state = "
 			  "(SELECT id FROM g_state_name WHERE name = 'running')",
 			  &st->p_runs, &st->nps, 0, lo, hi, err);

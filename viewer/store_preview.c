@@ -10,10 +10,10 @@
  *   - P and M states: p_state_p / m_state_m, the last row of the lane
  *     starting at or before t (one seek).
  *   - G runs: the running rows ending after t in end order: g_interval's
- *     rowid order is the order in which the intervals end (schema.sql), so
- *     a search on rowid finds the first row ending after t (a few seeks:
- *     pv_first_after) and they follow it in rowid order, with no index
- *     (schema 5 dropped the one on the end, 10 bytes per event). Runs of one P do not overlap, so the first one met for a P either
+ *     rowid order is the order in which the intervals end (schema.sql), and
+ *     its end_ts is the module's order column (schema 7), so one seek finds
+ *     the first row ending after t (pv_first_after) and they follow it in
+ *     rowid order, with no index. Runs of one P do not overlap, so the first one met for a P either
  *     covers t (start <= t) or starts after it (no G runs on P at t, nor
  *     until that start). A P left unresolved after a few rows, whose state
  *     at t is running, is in a run longer than the others' activity: its
@@ -177,11 +177,11 @@ static void pv_run(const struct store *st, struct pv_carry *c, int64_t abs, int6
 }
 
 static const char *const pv_sql[] = {
-	"SELECT p, g, start_ts, start_ts + dur FROM g_interval WHERE rowid >= ?2 "
-	"AND start_ts + dur > ?1 AND p IS NOT NULL "
+	"SELECT p, g, start_ts, end_ts FROM g_interval WHERE rowid >= ?2 "
+	"AND end_ts > ?1 AND p IS NOT NULL "
 	"AND state = (SELECT id FROM g_state_name WHERE name = 'running') ORDER BY rowid",
-	"SELECT p, g, start_ts, start_ts + dur FROM g_interval WHERE rowid >= ?3 "
-	"AND start_ts + dur > ?1 AND p = ?2 "
+	"SELECT p, g, start_ts, end_ts FROM g_interval WHERE rowid >= ?3 "
+	"AND end_ts > ?1 AND p = ?2 "
 	"AND state = (SELECT id FROM g_state_name WHERE name = 'running') ORDER BY rowid LIMIT 1",
 	"SELECT state, start_ts, end_ts FROM p_state WHERE p = ?1 AND start_ts <= ?2 "
 	"ORDER BY start_ts DESC LIMIT 1",
@@ -192,14 +192,14 @@ static const char *const pv_sql[] = {
 	 * their start order: the module reads them in that order and stops at
 	 * the first, where ORDER BY start_ts read them all (a long-lived G's
 	 * thousands of blocks) to sort them */
-	"SELECT p, g, start_ts, start_ts + dur FROM g_interval WHERE g = ?1 AND start_ts >= ?2 "
+	"SELECT p, g, start_ts, end_ts FROM g_interval WHERE g = ?1 AND start_ts >= ?2 "
 	"AND state = (SELECT id FROM g_state_name WHERE name = 'running') ORDER BY rowid LIMIT 1",
 	"SELECT ts, runs FROM p_counters WHERE p = ?1 AND ts <= ?2 "
 	"ORDER BY ts DESC LIMIT 1",
 	"SELECT ts FROM p_counters WHERE p = ?1 AND ts <= ?2 AND runs < ?3 "
 	"ORDER BY ts DESC LIMIT 1",
 	"SELECT ts FROM p_counters WHERE p = ?1 AND ts > ?2 ORDER BY ts LIMIT 1",
-	"SELECT start_ts + dur FROM g_interval WHERE rowid >= ?1 ORDER BY rowid LIMIT 1",
+	"SELECT rowid FROM g_interval WHERE end_ts > ?1 ORDER BY end_ts, rowid LIMIT 1",
 	"SELECT coalesce(max(rowid), 0) FROM g_interval",
 };
 enum {
@@ -227,65 +227,23 @@ struct pv {
 	struct pv_budget budget;
 	int64_t long_ms; /* time spent in the long-run fallback so far */
 	int64_t last;    /* g_interval's largest rowid */
-	int64_t from;     /* no g_interval row before it ends after the cell's midpoint */
-	int64_t from_end; /* the end of the row before from (a bound: start_ts at first) */
+	int64_t from;    /* no g_interval row before it ends after the cell's midpoint */
 };
 
 /*
- * Moves pv->from towards the first g_interval rowid whose interval ends
- * after abs, keeping it at or before it: every row before pv->from ends at
- * or before abs, and Q_RUNS reads from there with the filter, so the search
- * stops within PV_SCAN_ROWS of the answer. The cells come in time order and
- * rowid order is end order, so it starts where the last cell's stopped
- * and gallops forward (steps of PV_SCAN_ROWS, doubling: the answer is
- * usually a cell's worth of rows on, in the blocks the last cell read:
- * g_interval is column blocks since schema 7, and a probe of a block not
- * decoded costs a decoding of 1024 rows), then its probes alternate
- * between interpolation (the rows end at a fairly steady rate: a few
- * probes) and bisection (at most twice log2(rows) in all). 0 or -1.
+ * Sets pv->from to the first g_interval rowid whose interval ends after abs
+ * (pv->last + 1: none): end_ts is g_interval's order column (schema 7), so
+ * the module seeks it in its zone maps and reads one block, which the next
+ * cells read too (they come in time order). Every row before pv->from ends
+ * at or before abs, and Q_RUNS reads from there. 0 or -1.
  */
-#define PV_SCAN_ROWS 32
 static int pv_first_after(struct pv *pv, int64_t abs, struct wsr_err *err)
 {
-	int64_t lo = pv->from, hi = pv->last + 1;
-	int64_t elo = pv->from_end, ehi = pv->st->start_ts + pv->st->duration_ns + 1;
 	int row;
 
-	for (int64_t step = PV_SCAN_ROWS; hi - lo > PV_SCAN_ROWS && lo + step < hi; step *= 2) {
-		int64_t mid = lo + step, e;
-
-		if (pv_one(pv->db, pv->q[Q_END_AT], mid, 0, 0, err, &row) < 0)
-			return -1;
-		e = row ? sqlite3_column_int64(pv->q[Q_END_AT], 0) : INT64_MAX;
-		if (e > abs) {
-			hi = mid;
-			ehi = e;
-			break;
-		}
-		lo = mid + 1;
-		elo = e;
-	}
-	for (int k = 0; hi - lo > PV_SCAN_ROWS; k++) {
-		int64_t mid = lo + (hi - lo) / 2, e;
-
-		if (k % 2 == 0 && abs > elo && ehi > abs)
-			mid = lo + (int64_t)((double)(abs - elo) / (double)(ehi - elo) *
-					     (double)(hi - lo));
-		if (mid >= hi)
-			mid = hi - 1;
-		if (pv_one(pv->db, pv->q[Q_END_AT], mid, 0, 0, err, &row) < 0)
-			return -1;
-		e = row ? sqlite3_column_int64(pv->q[Q_END_AT], 0) : INT64_MAX;
-		if (e > abs) {
-			hi = mid;
-			ehi = e;
-		} else {
-			lo = mid + 1;
-			elo = e;
-		}
-	}
-	pv->from = lo;
-	pv->from_end = elo;
+	if (pv_one(pv->db, pv->q[Q_END_AT], abs, 0, 0, err, &row) < 0)
+		return -1;
+	pv->from = row ? sqlite3_column_int64(pv->q[Q_END_AT], 0) : pv->last + 1;
 	return 0;
 }
 
@@ -536,7 +494,6 @@ int store_load_preview(struct store *st, sqlite3 *db, int ncells, int k0, int k1
 		goto out;
 	pv.last = row ? sqlite3_column_int64(pv.q[Q_LAST], 0) : 0;
 	pv.from = 1;
-	pv.from_end = st->start_ts;
 	sqlite3_progress_handler(db, 1000, pv_progress, &pv.budget);
 	for (int k = k0; k < k1 && k < ncells; k++) {
 		int rc = pv_sample(&pv, k, ncells, err);

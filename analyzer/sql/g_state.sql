@@ -5,7 +5,7 @@
 -- Invariants:
 --   - The same columns, rows and values as the g_state and g tables of
 --     schema version 4: g_state names the codes of state, reason and
---     source and has end_ts = start_ts + dur; g adds created_ts to the
+--     source and has end_ts (g_interval's, = start_ts + dur); g adds created_ts to the
 --     offsets.
 --   - The names come from the tables g_state_name, g_reason and
 --     enum_g_source: when the database is created, db.c replaces each
@@ -22,7 +22,7 @@ SELECT
   s.g AS g,
   CASE s.state /*NAMES:g_state_name*/ END AS state,
   s.start_ts AS start_ts,
-  s.start_ts + s.dur AS end_ts,
+  s.end_ts AS end_ts,
   s.p AS p,
   s.m AS m,
   CASE s.reason /*NAMES:g_reason*/ END AS reason,

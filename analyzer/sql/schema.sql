@@ -195,12 +195,13 @@ CREATE TABLE m (
 --   waiting: reason is what it waits for (the g_stop reason: chan, sleep ...).
 --   syscall: in a blocking call (wsr_syscall_enter); p, m at entry.
 --   reason: g_reason.id (NULL: none); source: enum_g_source.id (NULL: none);
---   dur = end_ts - start_ts.
+--   dur = end_ts - start_ts; end_ts (version 7) never decreases with rowid.
 -- A virtual table (module wsr_blocks) over column blocks like events, since
 -- version 7; rowid: the row's position from 1 (the rowids of the ordinary
 -- table it was). The zone maps hold a set filter of each block's Gs, so
 -- g = ? reads the blocks that may hold that G (1-3% of the others
--- besides), without an index.
+-- besides), without an index; end_ts (= start_ts + dur, version 7) is its
+-- order column, so a range of ends is a seek.
 CREATE TABLE g_interval_block (
   id   INTEGER PRIMARY KEY,  -- block number: 0, 1, ... in end order
   data BLOB NOT NULL
@@ -209,9 +210,9 @@ CREATE TABLE g_interval_zone (
   id   INTEGER PRIMARY KEY,  -- g_interval_block.id
   zone BLOB NOT NULL
 );
-CREATE VIRTUAL TABLE g_interval USING wsr_blocks(base=1,
+CREATE VIRTUAL TABLE g_interval USING wsr_blocks(base=1, order=end_ts,
   g INTEGER, state INTEGER, start_ts INTEGER, dur INTEGER, p INTEGER, m INTEGER,
-  reason INTEGER, source INTEGER, cut INTEGER);
+  reason INTEGER, source INTEGER, cut INTEGER, end_ts INTEGER);
 
 -- The names of g_interval's codes. The ids of g_state_name are the G
 -- tracker's states (enum gstate, analyzer/gtable.h); g_reason holds the
