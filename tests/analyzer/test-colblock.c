@@ -265,6 +265,26 @@ WSR_TEST_TIMEOUT(colblock_corrupt_is_an_error, 120)
 	sb_free(&zone);
 }
 
+/* The zone map of one integer column of n rows (set: with a set filter);
+ * zone keeps its bytes, where the filter's are. */
+static struct cb_zone int_zone(const int64_t *v, const uint8_t *null, uint32_t n, uint8_t set,
+			       struct sbuf *zone)
+{
+	static const uint8_t itype[1] = {CB_INT};
+	struct cb_col_in col = {CB_INT, null, v, NULL, NULL, set};
+	struct sbuf blob;
+	struct cb_zone z;
+	uint32_t zn;
+	char err[128];
+
+	sb_init(&blob);
+	zone->len = 0;
+	ASSERT_EQ(cb_encode(&col, 1, n, &blob, zone), 0);
+	ASSERT_EQ(cb_zone_decode(zone->buf, zone->len, 1, itype, &zn, &z, err, sizeof(err)), 0);
+	sb_free(&blob);
+	return z;
+}
+
 /* A block's set filter holds every value it has, is sized to the distinct
  * values (a block of one value gets the smallest), and lets few absent
  * values through: a lookup by G id reads few blocks that lack the G. */
@@ -273,23 +293,15 @@ WSR_TEST_TIMEOUT(colblock_set_filter_sizes_and_false_hits, 60)
 	enum { N = 1024 };
 	static int64_t v[N];
 	static uint8_t null[N];
-	static const uint8_t itype[1] = {CB_INT};
-	struct sbuf blob, zone;
-	char err[128];
+	struct sbuf zone;
 	const int distinct[] = {1, 40, 437, 1024};
 
-	sb_init(&blob);
 	sb_init(&zone);
 	for (size_t t = 0; t < sizeof(distinct) / sizeof(distinct[0]); t++) {
 		int d = distinct[t];
 		for (int i = 0; i < N; i++)
 			v[i] = 1000000 + 7 * (int64_t)(i % d);
-		struct cb_col_in col = {CB_INT, null, v, NULL, NULL, 1};
-		blob.len = zone.len = 0;
-		ASSERT_EQ(cb_encode(&col, 1, N, &blob, &zone), 0);
-		struct cb_zone z;
-		uint32_t zn;
-		ASSERT_EQ(cb_zone_decode(zone.buf, zone.len, 1, itype, &zn, &z, err, sizeof(err)), 0);
+		struct cb_zone z = int_zone(v, null, N, 1, &zone);
 		const uint8_t *set = (const uint8_t *)zone.buf + z.set_at;
 		for (int i = 0; i < d; i++)
 			ASSERT(cb_set_may_hold(set, z.set_log, v[i]));
@@ -304,13 +316,6 @@ WSR_TEST_TIMEOUT(colblock_set_filter_sizes_and_false_hits, 60)
 			ASSERT_EQ(z.set_log, 6);
 	}
 	/* no filter asked for: none written */
-	struct cb_col_in plain = {CB_INT, null, v, NULL, NULL, 0};
-	blob.len = zone.len = 0;
-	ASSERT_EQ(cb_encode(&plain, 1, N, &blob, &zone), 0);
-	struct cb_zone z;
-	uint32_t zn;
-	ASSERT_EQ(cb_zone_decode(zone.buf, zone.len, 1, itype, &zn, &z, err, sizeof(err)), 0);
-	ASSERT_EQ(z.set_log, 0);
-	sb_free(&blob);
+	ASSERT_EQ(int_zone(v, null, N, 0, &zone).set_log, 0);
 	sb_free(&zone);
 }
