@@ -64,12 +64,16 @@ function loadPlaywright() {
   }
 }
 
-// Rows of a query over the database, through python3's sqlite3 (read-only URI).
+// Rows of a query over the database, through python3's sqlite3, read-only, with the
+// wsr_sqlite extension (tests/lib/wsrdb.py: the column-block tables need its module).
 function sql(db, q) {
   const r = run('python3', ['-c',
-    'import json,sqlite3,sys\n' +
-    'c=sqlite3.connect("file:"+sys.argv[1]+"?mode=ro",uri=True)\n' +
-    'print(json.dumps(c.execute(sys.argv[2]).fetchall()))', db, q]);
+    'import json,sys\n' +
+    'sys.path.insert(0,sys.argv[3])\n' +
+    'import wsrdb\n' +
+    'c=wsrdb.connect(sys.argv[1],ro=True)\n' +
+    'print(json.dumps(c.execute(sys.argv[2]).fetchall()))', db, q,
+    path.join(here, '..', 'lib')]);
   if (r.status !== 0) throw new Error('sqlite query failed: ' + r.stderr);
   return JSON.parse(r.stdout);
 }
