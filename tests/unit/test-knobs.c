@@ -6,7 +6,9 @@
  * thief waits for a held deque lock, under trylock it moves on, under go
  * it never occurs; the knobs event's string (wsr__debug_knobs) for each
  * policy; policy=tokio's idle M beside a LIFO slot no thief may take; and
- * a G preempted to the global queue waking an idle P.
+ * a G preempted to the global queue waking an idle P. The workloads that
+ * count on staying on their P do so with a preemption due (as on a loaded
+ * machine, where a 10 ms slice runs out while the thread waits for a CPU).
  *
  * Invariants: every case runs wsr_main once in its own child (wsrtest.h)
  *   with the knobs it sets, and reads the runtime's own counters of that
@@ -17,6 +19,7 @@
 
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +29,7 @@
 
 #include <wsr.h>
 
+#include "gohere.h"
 #include "lockhold.h"
 #include "proc.h"
 #include "steal.h"
@@ -40,6 +44,16 @@ static _Atomic uint64_t sink; /* written by many Gs */
 /* The producer's P, and whether a leaf ran on another P. */
 static int32_t home;
 static _Atomic int ran_away;
+
+/* Set by a case: the producer starts as if sysmon had seen its time slice
+ * run out (its P's preempt flag up), as happens on a loaded machine. */
+static bool due_for_preemption;
+
+static void request_preemption(void)
+{
+	if (due_for_preemption)
+		atomic_store(&wsr__getm()->p->preempt, 1);
+}
 
 static void spin_leaf(void *arg)
 {
@@ -62,16 +76,24 @@ static void spin_leaf(void *arg)
 }
 
 /* One producer G makes 200 CPU-bound Gs: the other Ps can only steal
- * (fewer than a ring or deque holds: nothing spills), and must (above). */
+ * (fewer than a ring or deque holds: nothing spills), and must (above).
+ * All 200 on the producer's P: wsrtest_go_here, as a wsr_go's preemption
+ * point could move the producer to another P mid-loop, where its leaves
+ * would run without a steal (and the first, on home, spin beside them). */
 static int skewed_main(void *arg)
 {
 	(void)arg;
-	home = wsr__getm()->p->id;
 	atomic_store(&ran_away, 0);
 	wg = wsr_waitgroup_make();
-	wsr_waitgroup_add(wg, 200);
+	wsr_waitgroup_add(wg, 200); /* a preemption point: home is read after it */
+	home = wsr__getm()->p->id;
+	request_preemption();
 	for (long i = 0; i < 200; i++)
-		wsr_go(spin_leaf, (void *)(uintptr_t)(i + 1));
+		wsrtest_go_here(spin_leaf, (void *)(uintptr_t)(i + 1));
+	ASSERT_EQ(wsr__getm()->p->id, home);
+	/* The loop had no preemption point: a request made before it waits. */
+	if (due_for_preemption)
+		ASSERT_EQ(atomic_load(&wsr__getm()->p->preempt), 1);
 	wsr_waitgroup_wait(wg);
 	wsr_waitgroup_free(wg);
 	return 0;
@@ -92,6 +114,10 @@ static void ponger(void *arg)
 	wsr_waitgroup_done(wg);
 }
 
+/* Set by a case: main asks for its own preemption (as sysmon would once
+ * its 10 ms slice is over) before every this many-th send. */
+static int preempt_every;
+
 /* A G and its partner hand a token back and forth: each readies the other
  * (a put with next, into runnext under the go policy). */
 static int pingpong_main(void *arg)
@@ -105,6 +131,8 @@ static int pingpong_main(void *arg)
 	wsr_waitgroup_add(wg, 1);
 	wsr_go(ponger, NULL);
 	for (int i = 0; i < ROUNDS; i++) {
+		if (preempt_every != 0 && i % preempt_every == 0)
+			atomic_store(&wsr__getm()->p->preempt, 1);
 		wsr_chan_send(ping, &v);
 		wsr_chan_recv(pong, &v);
 	}
@@ -145,6 +173,17 @@ WSR_TEST_TIMEOUT(steal_one_takes_one_g_per_steal, 60)
 	ASSERT_EQ(ST(stolen), ST(steal));
 }
 
+WSR_TEST_TIMEOUT(a_producer_due_for_preemption_spawns_every_leaf_on_its_p, 60)
+{
+	/* Before the fix skewed_main spawned with wsr_go, which preempted it
+	 * at the first spawn; it then went on on another P when its own ran
+	 * the first leaf (which spins there), and its leaves ran there
+	 * without a steal (steal=0, seen beside two CPU hogs). */
+	due_for_preemption = true;
+	run_with("4", "policy=go", skewed_main);
+	ASSERT_GT(ST(steal), 0);
+}
+
 /* ---- runnext= and policy=tokio's cap ---- */
 
 WSR_TEST_TIMEOUT(runnext_on_by_default, 30)
@@ -160,13 +199,36 @@ WSR_TEST_TIMEOUT(runnext_0_puts_at_the_tail, 30)
 	ASSERT_EQ(ST(runqput_next), 0);
 }
 
+/* Tokio's MAX_LIFO_POLLS_PER_TICK: at most 3 readies in a row go to the
+ * LIFO slot; the fourth goes to the tail, and the G run from there starts
+ * a new row. A row also ends when a G comes from the global queue (a
+ * preempted G: at 1 P the next run), with no tail put. So runqput_next
+ * is at most 3 per row, and rows are at most the tail puts plus the
+ * global puts: 4 x next <= 3 x (runqput + globrunq_put), plus 8 for the
+ * puts around the chain. */
+static void assert_tokio_cap(void)
+{
+	ASSERT_GT(ST(runqput_next), 0);
+	ASSERT_LE(4 * ST(runqput_next), 3 * (ST(runqput) + ST(globrunq_put)) + 8);
+}
+
 WSR_TEST_TIMEOUT(tokio_caps_runnext_at_3_in_a_row, 30)
 {
-	/* Tokio's MAX_LIFO_POLLS_PER_TICK: of 4 readies in a ping-pong chain
-	 * at most 3 go to the LIFO slot, the fourth to the tail. */
 	run_with("1", "policy=tokio", pingpong_main);
-	ASSERT_GT(ST(runqput_next), 0);
-	ASSERT_LE(4 * ST(runqput_next), 3 * ST(runqput) + 8);
+	assert_tokio_cap();
+}
+
+WSR_TEST_TIMEOUT(tokio_caps_runnext_though_preempted, 30)
+{
+	/* Before the fix the bound had no globrunq_put term: each of
+	 * sysmon's preemptions (3 or 4 in a run beside two CPU hogs) ended a
+	 * row early and the check failed 8 runs in 30. Here main is
+	 * preempted every 3rd round, on purpose (5003 of 6003 puts go to
+	 * runnext, against 4503 unpreempted). */
+	preempt_every = 3;
+	run_with("1", "policy=tokio", pingpong_main);
+	ASSERT_GE(ST(globrunq_put), ROUNDS / 3);
+	assert_tokio_cap();
 }
 
 /* ---- spinning= ---- */
@@ -364,6 +426,7 @@ WSR_TEST_TIMEOUT(steal_lock_wait_only_under_the_locked_policies, 60)
 static int holdlock_main(void *arg)
 {
 	(void)arg;
+	request_preemption();
 	wsrtest_lockhold(50);
 	return 0;
 }
@@ -376,6 +439,25 @@ WSR_TEST_TIMEOUT(locked_thief_waits_for_a_held_lock, 60)
 
 WSR_TEST_TIMEOUT(trylock_thief_moves_on_from_a_held_lock, 60)
 {
+	run_with("2", "policy=trylock", holdlock_main);
+	ASSERT_GE(ST(steal_lock_wait), 1);
+}
+
+/* Before the fix wsrtest_lockhold spawned with wsr_go: preempted at the
+ * first, the holder went on on the other P and took its old P's lock,
+ * which that P's own M then waited for in its pop: no thief was left
+ * (trylock: a hang, the CI timeout; locked: the owner's wait looked like
+ * a thief's, and no steal_lock_wait was counted). */
+WSR_TEST_TIMEOUT(locked_thief_waits_though_the_holder_was_due_for_preemption, 60)
+{
+	due_for_preemption = true;
+	run_with("2", "policy=locked", holdlock_main);
+	ASSERT_GE(ST(steal_lock_wait), 1);
+}
+
+WSR_TEST_TIMEOUT(trylock_thief_moves_on_though_the_holder_was_due_for_preemption, 60)
+{
+	due_for_preemption = true;
 	run_with("2", "policy=trylock", holdlock_main);
 	ASSERT_GE(ST(steal_lock_wait), 1);
 }
