@@ -12,8 +12,8 @@
  *   - G runs: the running rows ending after t in end order: g_interval's
  *     rowid order is the order in which the intervals end (schema.sql), and
  *     its end_ts is the module's order column (schema 7), so one seek finds
- *     the first row ending after t (pv_first_after) and they follow it in
- *     rowid order, with no index. Runs of one P do not overlap, so the first one met for a P either
+ *     the first row ending after t and they follow it in rowid order, with
+ *     no index. Runs of one P do not overlap, so the first one met for a P either
  *     covers t (start <= t) or starts after it (no G runs on P at t, nor
  *     until that start). A P left unresolved after a few rows, whose state
  *     at t is running, is in a run longer than the others' activity: its
@@ -177,11 +177,11 @@ static void pv_run(const struct store *st, struct pv_carry *c, int64_t abs, int6
 }
 
 static const char *const pv_sql[] = {
-	"SELECT p, g, start_ts, end_ts FROM g_interval WHERE rowid >= ?2 "
-	"AND end_ts > ?1 AND p IS NOT NULL "
+	/* end_ts is g_interval's order column (schema 7): the module seeks the
+	 * first row ending after t and reads on in storage (rowid) order */
+	"SELECT p, g, start_ts, end_ts FROM g_interval WHERE end_ts > ?1 AND p IS NOT NULL "
 	"AND state = (SELECT id FROM g_state_name WHERE name = 'running') ORDER BY rowid",
-	"SELECT p, g, start_ts, end_ts FROM g_interval WHERE rowid >= ?3 "
-	"AND end_ts > ?1 AND p = ?2 "
+	"SELECT p, g, start_ts, end_ts FROM g_interval WHERE end_ts > ?1 AND p = ?2 "
 	"AND state = (SELECT id FROM g_state_name WHERE name = 'running') ORDER BY rowid LIMIT 1",
 	"SELECT state, start_ts, end_ts FROM p_state WHERE p = ?1 AND start_ts <= ?2 "
 	"ORDER BY start_ts DESC LIMIT 1",
@@ -199,8 +199,6 @@ static const char *const pv_sql[] = {
 	"SELECT ts FROM p_counters WHERE p = ?1 AND ts <= ?2 AND runs < ?3 "
 	"ORDER BY ts DESC LIMIT 1",
 	"SELECT ts FROM p_counters WHERE p = ?1 AND ts > ?2 ORDER BY ts LIMIT 1",
-	"SELECT rowid FROM g_interval WHERE end_ts > ?1 ORDER BY end_ts, rowid LIMIT 1",
-	"SELECT coalesce(max(rowid), 0) FROM g_interval",
 };
 enum {
 	Q_RUNS,
@@ -212,8 +210,6 @@ enum {
 	Q_TICKS,
 	Q_BEFORE,
 	Q_AFTER,
-	Q_END_AT,
-	Q_LAST,
 	NQ
 };
 
@@ -226,26 +222,7 @@ struct pv {
 	int64_t *known; /* per P: no run starts on it after the last lookup, before known */
 	struct pv_budget budget;
 	int64_t long_ms; /* time spent in the long-run fallback so far */
-	int64_t last;    /* g_interval's largest rowid */
-	int64_t from;    /* no g_interval row before it ends after the cell's midpoint */
 };
-
-/*
- * Sets pv->from to the first g_interval rowid whose interval ends after abs
- * (pv->last + 1: none): end_ts is g_interval's order column (schema 7), so
- * the module seeks it in its zone maps and reads one block, which the next
- * cells read too (they come in time order). Every row before pv->from ends
- * at or before abs, and Q_RUNS reads from there. 0 or -1.
- */
-static int pv_first_after(struct pv *pv, int64_t abs, struct wsr_err *err)
-{
-	int row;
-
-	if (pv_one(pv->db, pv->q[Q_END_AT], abs, 0, 0, err, &row) < 0)
-		return -1;
-	pv->from = row ? sqlite3_column_int64(pv->q[Q_END_AT], 0) : pv->last + 1;
-	return 0;
-}
 
 /* One cell [c0, c1) of the trace, sampled at its midpoint t (abs: t as a timestamp). */
 struct pv_cell {
@@ -312,7 +289,6 @@ static int pv_runs_by_end(struct pv *pv, const struct pv_cell *c, size_t *unreso
 	}
 	sqlite3_reset(q);
 	sqlite3_bind_int64(q, 1, c->abs);
-	sqlite3_bind_int64(q, 2, pv->from);
 	row = 1;
 	while (*unresolved > 0 && rows < 8 * st->nps + 16) {
 		size_t i;
@@ -407,7 +383,6 @@ static int pv_run_long(struct pv *pv, size_t i, const struct pv_cell *c, struct 
 	sqlite3_reset(q);
 	sqlite3_bind_int64(q, 1, c->abs);
 	sqlite3_bind_int64(q, 2, st->p_runs[i].id);
-	sqlite3_bind_int64(q, 3, pv->from);
 	rc = sqlite3_step(q);
 	pv->budget.deadline_ms = 0;
 	pv->long_ms += pv_now_ms() - t_q;
@@ -441,7 +416,7 @@ static int pv_sample(struct pv *pv, int k, int ncells, struct wsr_err *err)
 		return -1;
 	if ((rc = pv_states(pv, &c, err)) < 0)
 		return rc;
-	if (pv_first_after(pv, c.abs, err) < 0 || pv_runs_by_end(pv, &c, &unresolved, err) < 0)
+	if (pv_runs_by_end(pv, &c, &unresolved, err) < 0)
 		return -1;
 	for (size_t i = 0; i < st->nps && unresolved > 0; i++) {
 		if (pv->run[i].valid)
@@ -465,7 +440,7 @@ int store_load_preview(struct store *st, sqlite3 *db, int ncells, int k0, int k1
 		       struct wsr_err *err)
 {
 	struct pv pv = {.st = st, .db = db};
-	int ret = -1, row;
+	int ret = -1;
 
 	if (ncells < 1)
 		ncells = 1;
@@ -490,10 +465,6 @@ int store_load_preview(struct store *st, sqlite3 *db, int ncells, int k0, int k1
 		if (db_prepare(db, &pv.q[i], pv_sql[i], err) < 0)
 			goto out;
 	}
-	if (store_step(db, pv.q[Q_LAST], err, &row) < 0)
-		goto out;
-	pv.last = row ? sqlite3_column_int64(pv.q[Q_LAST], 0) : 0;
-	pv.from = 1;
 	sqlite3_progress_handler(db, 1000, pv_progress, &pv.budget);
 	for (int k = k0; k < k1 && k < ncells; k++) {
 		int rc = pv_sample(&pv, k, ncells, err);
