@@ -155,6 +155,14 @@ static int filter_values(struct bvtab *vt, struct filt *f, sqlite3_value *v)
 	return SQLITE_OK;
 }
 
+/* False when integer zone z shows that no row holds v: out of its range,
+ * or absent from its set filter when it has one. */
+static bool zone_may_hold(const struct bvtab *vt, const struct cb_zone *z, int64_t v)
+{
+	return v >= z->min && v <= z->max &&
+	       (z->set_log == 0 || cb_set_may_hold(vt->sets + z->set_at, z->set_log, v));
+}
+
 /* False when the zone map of block b shows that no row can pass f. */
 static bool zone_may(const struct bvtab *vt, uint32_t b, const struct filt *f)
 {
@@ -176,8 +184,7 @@ static bool zone_may(const struct bvtab *vt, uint32_t b, const struct filt *f)
 		return (z->mask & f->bits) != 0;
 	switch (f->op) {
 	case F_EQ:
-		return f->i >= z->min && f->i <= z->max &&
-		       (z->set_log == 0 || cb_set_may_hold(vt->sets + z->set_at, z->set_log, f->i));
+		return zone_may_hold(vt, z, f->i);
 	case F_LT:
 		return z->min < f->i;
 	case F_LE:
@@ -188,9 +195,7 @@ static bool zone_may(const struct bvtab *vt, uint32_t b, const struct filt *f)
 		return z->max >= f->i;
 	default: /* F_IN */
 		for (int k = 0; k < f->n; k++)
-			if (f->is[k] >= z->min && f->is[k] <= z->max &&
-			    (z->set_log == 0 ||
-			     cb_set_may_hold(vt->sets + z->set_at, z->set_log, f->is[k])))
+			if (zone_may_hold(vt, z, f->is[k]))
 				return true;
 		return false;
 	}

@@ -73,6 +73,12 @@ enum col_kind {
 	C_TEXT /* const char *, NULL: NULL */
 };
 
+/* Whether integer x of a column of that kind stands for NULL. */
+static inline bool int_is_null(uint8_t kind, int64_t x)
+{
+	return (kind == C_OPT && x == ROW_NULL) || (kind == C_ID && x < 0);
+}
+
 struct col {
 	const char *name;
 	size_t off;
@@ -393,8 +399,7 @@ static int write_block(struct rows *rw, int k, const struct block_build *bb)
 				v[r] = x > 0 ? x - 1 : 0;
 				len[r] = x > 0 ? (uint32_t)strlen(bb->text.buf + v[r]) : 0;
 			} else {
-				null[r] = (cl->kind == C_OPT && x == ROW_NULL) ||
-					  (cl->kind == C_ID && x < 0);
+				null[r] = int_is_null(cl->kind, x);
 				v[r] = x;
 			}
 		}
@@ -820,7 +825,7 @@ int rows_add(struct rows *rw, enum rows_table k, const void *row, struct wsr_err
 		}
 		int64_t x;
 		memcpy(&x, base + cl->off, sizeof(x));
-		if ((cl->kind == C_OPT && x == ROW_NULL) || (cl->kind == C_ID && x < 0)) {
+		if (int_is_null(cl->kind, x)) {
 			v[c].t = V_NULL;
 		} else {
 			v[c].t = V_INT;
