@@ -391,25 +391,29 @@ static int enc_text(struct sbuf *o, const struct cb_col_in *c, uint32_t n, int64
 	return 0;
 }
 
-/* The 64-bit mix of a set filter's value (splitmix64's finalizer). */
-static uint64_t set_mix(int64_t v)
+/* The SET_PROBES bit numbers of v in a set filter of 2^log bits: p + j * q
+ * modulo 2^log, p and q the halves of splitmix64's finalizer of v (q odd).
+ * The writer (put_set) and the readers (cb_set_may_hold) use only this. */
+static void set_probes(int64_t v, unsigned log, uint64_t bit[SET_PROBES])
 {
 	uint64_t x = (uint64_t)v + 0x9e3779b97f4a7c15ull;
 
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
 	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
+	x ^= x >> 31;
+	uint64_t p = x & 0xffffffffu, q = (x >> 32) | 1, m = ((uint64_t)1 << log) - 1;
+	for (int j = 0; j < SET_PROBES; j++)
+		bit[j] = (p + (uint64_t)j * q) & m;
 }
 
 bool cb_set_may_hold(const uint8_t *set, uint8_t log, int64_t v)
 {
-	uint64_t h = set_mix(v), p = h & 0xffffffffu, q = (h >> 32) | 1, m = ((uint64_t)1 << log) - 1;
+	uint64_t bit[SET_PROBES];
 
-	for (int j = 0; j < SET_PROBES; j++) {
-		uint64_t i = (p + (uint64_t)j * q) & m;
-		if ((set[i >> 3] & (1u << (i & 7))) == 0)
+	set_probes(v, log, bit);
+	for (int j = 0; j < SET_PROBES; j++)
+		if ((set[bit[j] >> 3] & (1u << (bit[j] & 7))) == 0)
 			return false;
-	}
 	return true;
 }
 
@@ -437,11 +441,10 @@ static void put_set(struct sbuf *zone, const struct cb_col_in *c, uint32_t nrows
 	for (uint32_t r = 0; r < nrows; r++) {
 		if (c->null[r])
 			continue;
-		uint64_t h = set_mix(c->v[r]), p = h & 0xffffffffu, q = (h >> 32) | 1;
-		for (int j = 0; j < SET_PROBES; j++) {
-			uint64_t i = (p + (uint64_t)j * q) & (((uint64_t)1 << log) - 1);
-			set[i >> 3] |= (uint8_t)(1u << (i & 7));
-		}
+		uint64_t bit[SET_PROBES];
+		set_probes(c->v[r], log, bit);
+		for (int j = 0; j < SET_PROBES; j++)
+			set[bit[j] >> 3] |= (uint8_t)(1u << (bit[j] & 7));
 	}
 	/* fold while the half stays at most 40% set */
 	while (log > SET_MIN_LOG) {
