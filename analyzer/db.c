@@ -22,7 +22,8 @@
  *   - Readers open with SQLITE_OPEN_READONLY and check user_version and
  *     that meta names the schema_version (a database without meta is refused).
  *   - Every connection made here has the wsr_blocks module (blockvtab.h),
- *     which serves the tables events and p_counters; db_open_ro() connects
+ *     which serves the column-block tables (events, p_counters, g_interval,
+ *     g_info); db_open_ro() connects
  *     them before it returns (the module declares its columns, which a
  *     read-only authorizer installed later would refuse).
  *   - db_check_replaceable(): only a file that is an SQLite database with a
@@ -177,7 +178,8 @@ int db_finish(sqlite3 *db, struct wsr_err *err)
 }
 
 /*
- * Connects the module of every wsr_blocks table (events, p_counters) now,
+ * Connects the module of every wsr_blocks table (events, p_counters,
+ * g_interval, g_info) now,
  * before a caller's authorizer (the viewer's allows reads only) would refuse
  * the table declaration the module makes when a statement first names one.
  */

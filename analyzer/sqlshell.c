@@ -1,7 +1,8 @@
 /*
  * sqlshell.c - `wsr sql trace.db [SQLITE3-ARGS...]`: the sqlite3 shell on a
- * trace database, read-only, with the module that serves `events` and
- * `p_counters` loaded (docs/schema.md, "Changes in version 6").
+ * trace database, read-only, with the module that serves `events`,
+ * `p_counters`, `g_interval` and `g_info` loaded (docs/schema.md, "Changes
+ * in version 6" and 7).
  *
  * The shell is SQLite's own (`sqlite3`, Debian package sqlite3): this file
  * only checks the database, finds the extension wsr_sqlite and execs
@@ -42,9 +43,10 @@ static const struct cli sql_cli = {
 	.prog = "wsr sql",
 	.synopsis = "wsr sql trace.db [SQLITE3-ARGS...]",
 	.about = "The sqlite3 shell on a trace database, read-only, with the module that\n"
-		 "serves events and p_counters loaded. Arguments after trace.db go to the\n"
-		 "shell: its options (-header, -csv, -json ...) and SQL statements; without\n"
-		 "a statement the shell reads them from stdin (see wsr-sql(1)).",
+		 "serves events, p_counters, g_interval and g_info loaded. Arguments after\n"
+		 "trace.db go to the shell: its options (-header, -csv, -json ...) and SQL\n"
+		 "statements; without a statement the shell reads them from stdin (see\n"
+		 "wsr-sql(1)).",
 	.opts = sql_opts,
 	.in_order = true,
 	.min_args = 1,
