@@ -19,8 +19,12 @@ def ok(cond, name, diag=''):
     print('%s %d - %s' % ('ok' if cond else 'not ok', _n, name))
     if not cond:
         _failed += 1
-        for line in str(diag).splitlines()[:40]:
-            print('#   ' + line)
+        lines = ['#   ' + line for line in str(diag).splitlines()[:40]]
+        for line in lines:
+            print(line)
+        # meson's --print-errorlogs shows a TAP test's stderr, not its stdout:
+        # the failure and its samples go there too, so a CI log has them.
+        print('not ok %d - %s' % (_n, name), *lines, sep='\n', file=sys.stderr)
     sys.stdout.flush()
     return cond
 
