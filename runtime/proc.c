@@ -72,6 +72,7 @@
 #include "chaos.h"
 #include "proc.h"
 #include "runq.h"
+#include "tpfreeze.h"
 
 struct wsr_sched wsr__sched;
 uint64_t wsr__max_spinning;
@@ -1235,6 +1236,9 @@ int wsr_main(int (*main_fn)(void *), void *arg)
 	wsr__max_spinning = 0;
 	wsr__lock_init(&wsr__sched.lock);
 	wsr__lock_init(&wsr__sched.gflock);
+	/* Before debug_init's atexit hook and the first M's fault handler, which
+	 * both hand on to what is there before them (tpfreeze.c). */
+	wsr__tp_freeze_install();
 	wsr__debug_init();
 	wsr__stack_boot();
 	nprocs = default_procs();

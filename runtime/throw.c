@@ -30,6 +30,7 @@
 
 #include "proc.h"
 #include "runq.h"
+#include "tpfreeze.h"
 
 static _Atomic int throwing;
 /* WSRTRACEBACK=crash: 1, else 0; -1 until read. */
@@ -48,6 +49,9 @@ void wsr__fatal_init(void)
 
 void wsr__fatal_exit(void)
 {
+	/* _exit and abort end every thread where it is: first let those
+	 * writing an event finish it (tpfreeze.c). */
+	wsr__tp_freeze();
 	wsr__fatal_init();
 	if (atomic_load_explicit(&crash, memory_order_relaxed) == 1) {
 		struct sigaction sa;

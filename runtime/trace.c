@@ -8,11 +8,15 @@
  * inline and calls one of these only when a session enabled the event.
  *
  * Invariants: each wsr__tp_EV(args) fires wsr:EV with exactly its arguments:
- *   both come from the catalog's WSR_CAT_TP (tracepoints/catalog.toml).
+ *   both come from the catalog's WSR_CAT_TP (tracepoints/catalog.toml); it
+ *   fires between wsr__tp_enter() and wsr__tp_leave(), so that a dying
+ *   process waits for it to be committed (tpfreeze.c), and not at all once
+ *   the process is dying.
  * Concurrency: any thread, as the tracepoints themselves.
  */
 #include "config.h"
 
+#include "tpfreeze.h"
 #include "trace.h"
 
 /* lttng_ust_do_tracepoint(wsr, ev, a, b, ...) from the parenthesised argument list. */
@@ -21,6 +25,9 @@
 #define WSR_TP_DEFINE(ev, params, args)                                                            \
 	void wsr__tp_##ev params                                                                   \
 	{                                                                                          \
-		WSR_TP_CALL(wsr, ev, WSR_TP_UNPAREN args);                                         \
+		if (wsr__tp_enter()) {                                                             \
+			WSR_TP_CALL(wsr, ev, WSR_TP_UNPAREN args);                                 \
+			wsr__tp_leave();                                                           \
+		}                                                                                  \
 	}
 WSR_CAT_TP(WSR_TP_DEFINE)
