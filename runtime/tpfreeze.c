@@ -35,8 +35,10 @@
  * Nothing helps a process killed by SIGKILL (docs/recording.md).
  *
  * Invariants: a slot's count is the tracepoints in flight of the threads
- *   that own it; `frozen` never goes back to 0; depth (per thread) is this
- *   thread's own share of its slot.
+ *   that own it (a private slot's is its owner's depth, written by its
+ *   owner only: one locked store on entry, a plain release store on exit;
+ *   the shared last slot counts with locked adds); `frozen` never goes
+ *   back to 0; depth (per thread) is this thread's own share of its slot.
  * Concurrency: slots and frozen are atomics; depth, my_slot and deferred
  *   are the thread's own (read by its signal handlers, which run on it).
  */
@@ -76,7 +78,11 @@ bool wsr__tp_enter(void)
 		uint32_t k = xadd_seq(&nclaimed, 1);
 		s = my_slot = k < SLOTS ? (int32_t)k : SLOTS - 1;
 	}
-	xadd_seq(&slots[s].n, 1);
+	/* One locked instruction: a private slot is written by its owner only. */
+	if (s < SLOTS - 1)
+		store_seq(&slots[s].n, depth + 1);
+	else
+		xadd_seq(&slots[s].n, 1);
 	atomic_signal_fence(memory_order_seq_cst);
 	depth++;
 	if (load_seq(&frozen) != 0) {
@@ -92,7 +98,10 @@ void wsr__tp_leave(void)
 {
 	depth--;
 	atomic_signal_fence(memory_order_seq_cst);
-	atomic_fetch_sub_explicit(&slots[my_slot].n, 1, memory_order_release);
+	if (my_slot < SLOTS - 1)
+		store_rel(&slots[my_slot].n, depth);
+	else
+		atomic_fetch_sub_explicit(&slots[my_slot].n, 1, memory_order_release);
 	if (depth == 0 && deferred != 0) {
 		int sig = deferred;
 		deferred = 0;
