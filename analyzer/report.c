@@ -88,8 +88,9 @@ static void describe_exit(struct report *r)
 		size_t n = strlen(r->exit_text);
 
 		snprintf(r->exit_text + n, sizeof(r->exit_text) - n,
-			 "; the recording was stopped before the tracer had written all its data, "
-			 "so the trace may miss events at its end that no loss count includes");
+			 "; the tracer could not write all its data (a thread killed while writing "
+			 "an event), so the trace may miss events at its end that no loss count "
+			 "includes");
 	}
 }
 

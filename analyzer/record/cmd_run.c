@@ -609,7 +609,9 @@ static int run_finish(struct run *r)
 	rc = record_session_destroy(&r->err, r->session,
 				    r->unflushed ? RECORD_DESTROY_UNFLUSHED : RECORD_DESTROY_STOPPED);
 	r->session_made = 0;
-	if (rc != 0)
+	if (rc == RECORD_UNFLUSHED)
+		r->unflushed = 1;
+	else if (rc != 0)
 		return -1;
 	/* The watchdog first: it holds our lock too, and the last run stops the daemon. */
 	record_watchdog_release(&r->watchdog_fd, &r->watchdog);
@@ -630,6 +632,16 @@ static int run_finish(struct run *r)
 	else
 		fprintf(stderr, PREFIX ": %s exited with status %d after %.3f s\n",
 			r->prog_argv[0], r->exit_code, wall_s);
+	/* libwsr lets a dying process finish the events it is writing (its
+	 * tpfreeze.c), but nothing can when SIGKILL ends it. */
+	if (WIFSIGNALED(r->status) && WTERMSIG(r->status) == SIGKILL && !r->unflushed) {
+		fprintf(stderr,
+			PREFIX ": warning: SIGKILL ends a program wherever its threads are: one "
+			       "killed while writing an event leaves the rest of its sub-buffer "
+			       "unwritten, so the end of the trace may miss events that no loss "
+			       "count includes\n");
+		r->unflushed = 1;
+	}
 	if (trace_index_read(&r->err, r->dir, &ix) != 0) {
 		err_push(&r->err, "reading the packet indexes of %s", r->dir);
 		return -1;

@@ -115,8 +115,9 @@ enum record_destroy {
  * to complete, but a destruction the session daemon does not report complete
  * in RECORD_DESTROY_TIMEOUT_MS counts as done (with a warning on stderr that
  * says what HOW means for the trace) once `lttng list` no longer lists
- * SESSION. RECORD_DESTROY_UNFLUSHED does not wait (--no-wait): the wait would
- * hang on the same data as the stop.
+ * SESSION; with RECORD_DESTROY_STOPPED it then returns RECORD_UNFLUSHED: the
+ * daemon was waiting for data it never got. RECORD_DESTROY_UNFLUSHED does not
+ * wait (--no-wait): the wait would hang on the same data as the stop.
  */
 int record_session_destroy(struct wsr_err *err, const char *session, enum record_destroy how);
 

@@ -7,7 +7,8 @@
 # the daemon under another's recording:
 #   - a user holds a shared flock on RUNDIR/wsr-run.lock from before it looks
 #     for a daemon until its last session is destroyed;
-#   - whoever starts the daemon writes its pid into that file;
+#   - whoever starts the daemon does it holding RUNDIR/wsr-run.start exclusively,
+#     after looking for one again, and writes its pid into the lock file;
 #   - at the end, a user tries to take the lock exclusively without waiting:
 #     only the last user gets it, and it stops the daemon that the file names
 #     if that is still the running daemon and it holds no session.
@@ -44,12 +45,40 @@ def lock_path():
     return os.path.join(rundir(), 'wsr-run.lock')
 
 
-def _is_sessiond(pid):
+def _comm(pid):
     try:
         with open('/proc/%d/comm' % pid) as f:
-            return f.read().startswith('lttng-sessiond')
+            return f.read()
     except OSError:
-        return False
+        return ''
+
+
+def _is_sessiond(pid):
+    return _comm(pid).startswith('lttng-sessiond')
+
+
+def _children(pid):
+    """The pids whose parent is pid (a daemon's consumer daemons), read before it is killed."""
+    out = []
+    for d in os.listdir('/proc'):
+        if d.isdigit():
+            try:
+                with open('/proc/%s/stat' % d) as f:
+                    fields = f.read().rsplit(')', 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(d))
+    return out
+
+
+def _gone(pid, seconds):
+    """Whether the daemon pid is gone within seconds."""
+    for _ in range(int(seconds * 20) + 1):
+        if not _is_sessiond(pid):
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def _holds_sessions():
@@ -83,6 +112,24 @@ class SharedDaemon:
         self.started = None
         if reachable():
             return
+        # Two users that both found no daemon must not both start one (record.c,
+        # start_serialized): the second waits for the first and finds its daemon.
+        sfd = os.open(os.path.join(rundir(), 'wsr-run.start'), os.O_RDWR | os.O_CREAT |
+                      os.O_CLOEXEC, 0o644)
+        try:
+            for _ in range(600):
+                try:
+                    fcntl.flock(sfd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    time.sleep(0.05)
+            if reachable():
+                return
+            self._start()
+        finally:
+            os.close(sfd)
+
+    def _start(self):
         r = subprocess.run(['lttng-sessiond', '--daemonize'], stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
         for _ in range(100):  # another user may have won the race to start it
@@ -113,11 +160,17 @@ class SharedDaemon:
         except ValueError:
             named = 0
         if named and named == daemon_pid() and _is_sessiond(named) and not _holds_sessions():
+            kids = _children(named)
             os.kill(named, signal.SIGTERM)
-            for _ in range(200):
-                if not _is_sessiond(named):
-                    break
-                time.sleep(0.05)
+            if not _gone(named, 10):
+                # A daemon whose consumer waits for a sub-buffer that a killed program
+                # never committed never finishes its teardown (record.c,
+                # record_sessiond_stop): kill it and its consumer daemons.
+                os.kill(named, signal.SIGKILL)
+                for k in kids:
+                    if _comm(k).startswith('lttng-consumerd'):
+                        os.kill(k, signal.SIGKILL)
+                _gone(named, 2)
             os.ftruncate(self.fd, 0)
         elif named and (named != daemon_pid() or not _is_sessiond(named)):
             os.ftruncate(self.fd, 0)  # stale

@@ -25,10 +25,11 @@
  * Without the wait the process is gone before step 3: the marker event
  * (idleprocs = MARKER) and the sub-buffer around it are lost.
  *
- * Usage: crash-midwrite abort|segv|term|exit|fatal
+ * Usage: crash-midwrite abort|segv|term|exit|fatal|kill
  *   abort: abort(); segv: a write through NULL; term: kill(getpid(),
  *   SIGTERM); exit: exit(3); fatal: a wsr fatal error (closing a closed
- *   channel: exit status 2).
+ *   channel: exit status 2); kill: kill(getpid(), SIGKILL), which nothing
+ *   can wait for: the event is lost, and `wsr run` must say so.
  * Exit: as MODE says; 1 on bad usage; 77 when userfaultfd is not available
  *   (it says so on stderr).
  * Concurrency: the stalled thread and the fault thread share only the page
@@ -170,6 +171,8 @@ static int main_g(void *arg)
 			wsr_sleep_ns(1000000);
 	} else if (strcmp(mode, "exit") == 0) {
 		exit(3);
+	} else if (strcmp(mode, "kill") == 0) {
+		kill(getpid(), SIGKILL);
 	} else {
 		wsr_chan *c = wsr_chan_make(sizeof(int), 0);
 		wsr_chan_close(c);
@@ -180,13 +183,13 @@ static int main_g(void *arg)
 
 int main(int argc, char **argv)
 {
-	static const char *const modes[] = {"abort", "segv", "term", "exit", "fatal"};
+	static const char *const modes[] = {"abort", "segv", "term", "exit", "fatal", "kill"};
 	int known = 0;
 
 	for (size_t i = 0; argc == 2 && i < sizeof(modes) / sizeof(modes[0]); i++)
 		known |= strcmp(argv[1], modes[i]) == 0;
 	if (!known) {
-		fprintf(stderr, "usage: crash-midwrite abort|segv|term|exit|fatal\n");
+		fprintf(stderr, "usage: crash-midwrite abort|segv|term|exit|fatal|kill\n");
 		return 1;
 	}
 	if (setup_page() != 0) {

@@ -13,9 +13,10 @@
 #   shared-daemon           concurrent `wsr run`s share the daemon one started: none stops
 #                           it under another's recording, the last one stops it
 #   tool-hangs              `lttng destroy`, then `lttng stop`, never returns (lttng-tools
-#                           2.13.9 does either now and then after a program killed by a
-#                           signal): the run ends anyway, says so (wsr-run.json "flushed",
-#                           the report's exit line), and leaves no session or process
+#                           2.13.9 does either after a program killed while writing an
+#                           event): the run ends anyway, says the trace may miss events
+#                           (wsr-run.json "flushed": false, the report's exit line), and
+#                           leaves no session or process
 #   example NAME EXE KINDS [ARGS...]
 #                           a runtime example with --lossless: counts equal the
 #                           WSRDEBUG=stats=1 line, sequences hold, KINDS appear
@@ -347,7 +348,7 @@ def hung_lttng(tmp, name, cmd):
 
 def case_tool_hangs(wsr, emitter, tmp, args):
     ok = True
-    for cmd, warning in (('destroy', 'the session is gone'),
+    for cmd, warning in (('destroy', 'the end of the trace may miss events'),
                          ('stop', 'the end of the trace may miss events')):
         fake = hung_lttng(tmp, 'bin-' + cmd, cmd)
         out_dir = os.path.join(tmp, cmd)
@@ -374,7 +375,9 @@ def case_tool_hangs(wsr, emitter, tmp, args):
         info = {}
         if os.path.exists(os.path.join(out_dir, 'wsr-run.json')):
             info = json.load(open(os.path.join(out_dir, 'wsr-run.json')))
-        ok &= expect(info.get('flushed') is (cmd != 'stop'),
+        # Either hang means the consumer lacks data a killed thread never committed
+        # (docs/recording.md, step 6): the trace may miss events at its end.
+        ok &= expect(info.get('flushed') is False,
                      '`lttng %s` hangs: wsr-run.json "flushed": %s' % (cmd, info.get('flushed')))
         ok &= expect(not any(l.startswith('wsr-%d-' % p.pid) for l in
                              subprocess.run(['lttng', 'list'], stdout=subprocess.PIPE,
