@@ -63,7 +63,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'browser'))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 from procs import alive, children, cmdline  # noqa: E402
-from tap import done, ok, run  # noqa: E402
+from tap import done, note, ok, run  # noqa: E402
 import lttrec  # noqa: E402
 import wsrdb  # noqa: E402
 
@@ -128,18 +128,30 @@ def check_m_tids(db):
 
 def check_sched_labels(db, stderr, ctx):
     """The live "SCHED Nms" lines and the trace's schedtrace events name the
-    same instants: N is whole ms from the runtime's start (taken just before
+    same instants: N is whole ms from the runtime's start S (taken just before
     its init event) to the snapshot's first read (read_ts[0])."""
     live = [int(x) for x in re.findall(r'^SCHED (\d+)ms:', stderr, re.M)]
     init = db.execute("SELECT min(ts) FROM events WHERE name = 'init'").fetchone()[0]
-    ev = [json.loads(x)['read_ts'][0] - init for (x,) in db.execute(
+    ev = [json.loads(x)['read_ts'][0] for (x,) in db.execute(
         "SELECT extra FROM events WHERE name = 'schedtrace' ORDER BY ts")]
     ok(len(live) == len(ev) and len(ev) > 0, '%s: one live SCHED line per schedtrace event'
        % ctx, (len(live), len(ev)))
-    # N = floor((read_ts[0] - start) / 1 ms), and the runtime's start precedes
-    # init's own clock read by the time of one tracepoint call (< 50 us).
-    off = [(n, t) for n, t in zip(live, ev) if not -50000 <= t - n * 1000000 < 1000000]
-    ok(not off, '%s: each SCHED label is the ms of its snapshot since init' % ctx, off[:5])
+    # N = floor((read_ts[0] - S) / 1 ms): each line puts S in (read_ts[0] - (N + 1) ms,
+    # read_ts[0] - N ms], and one S must satisfy every line, at or before init's own clock
+    # read. How long before is the first tracepoint call's time (LTTng registers the
+    # thread with its RCU then): 20-200 us on a quiet machine, unbounded on a loaded one,
+    # so it is printed, not bounded (a 50 us bound failed under load, 2026-12-02).
+    pairs = list(zip(live, ev))
+    lo = max((t - (n + 1) * 1000000 + 1 for n, t in pairs), default=0)
+    hi = min((t - n * 1000000 for n, t in pairs), default=0)
+    ok(pairs and lo <= hi and lo <= init,
+       '%s: every SCHED label is the ms of its snapshot since one origin, before init' % ctx,
+       'origin in [init %+d ns, init %+d ns]; labels that disagree: %s' % (
+           lo - init, hi - init,
+           [(n, t - init) for n, t in pairs if not lo <= t - n * 1000000][:5]))
+    if pairs and lo <= hi:
+        note('%s: the runtime\'s origin is %d to %d us before init\'s clock read'
+             % (ctx, max(0, init - min(hi, init)) // 1000, (init - lo) // 1000))
 
 
 def check_tiling(db):
