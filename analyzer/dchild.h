@@ -1,7 +1,8 @@
 /*
- * dchild.h - the decoder child and its pipe protocol (dchild.c): the bt2
- * graph of decode.c runs in a forked child and streams framed records
- * (recframe.h) through a pipe to this process.
+ * dchild.h - the decoder child and its protocol (dchild.c): the bt2 graph
+ * of decode.c runs in a forked child and hands framed records (recframe.h)
+ * to this process through memory the two share, in 1 MiB segments passed
+ * back and forth as tokens on a socket pair.
  *
  * Invariants:
  *   - Records reach sink->rec in the decoder's order, then dchild_decode()
@@ -10,9 +11,10 @@
  *     when this process stops early (an error, dchild_interrupt()), and
  *     with this process (PR_SET_PDEATHSIG); a crash or a hang is bad input
  *     (exit 2) naming how far decoding got, never suffered.
- *   - Protocol: the child writes records in 1 MiB writes; a decoding error
- *     is one REC_ERROR record whose extra holds the causes, innermost
- *     first, one per line, and the child exits with status 2.
+ *   - Protocol: the child sends records a segment (1 MiB at most) at a
+ *     time; a decoding error is one REC_ERROR record whose extra holds the
+ *     causes, innermost first, one per line, and the child exits with
+ *     status 2.
  * Concurrency: the calling thread runs the reader; the child only writes.
  */
 #ifndef WSR_ANALYZER_DCHILD_H
@@ -42,9 +44,11 @@ struct dchild_opts {
 };
 
 /* The child: started by dchild_start(), read to its end by dchild_run(),
- * or stopped by dchild_stop() (killed and reaped; safe to call twice). */
+ * or stopped by dchild_stop() (killed and reaped, the memory unmapped;
+ * safe to call twice). */
 struct dchild {
-	int pid, fd;
+	int pid, fd; /* fd: this side of the socket pair */
+	char *segs;  /* the segments shared with the child */
 };
 
 /* Forks the decoder of pr's trace directories. Call it before this process

@@ -129,7 +129,7 @@ int ingest_trace(const char *dir, const char *out, const struct ingest_opts *o,
 	struct publish pb;
 	struct run_info ri;
 	struct run ru = {.o = o, .pr = &pr, .t0 = now_s()};
-	struct dchild dc = {-1, -1};
+	struct dchild dc = {.pid = -1, .fd = -1, .segs = NULL};
 	bool init_missing = false;
 	int ret = -1;
 
