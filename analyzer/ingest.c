@@ -16,7 +16,8 @@
  *     SIGINT/SIGTERM/SIGHUP the temporary file is removed (publish.h).
  *   - Exit codes: 0 done; 1 failure (I/O, SQLite); 2 usage error or bad
  *     input (not a trace, empty, no wsr events, truncated, corrupted).
- * Concurrency: single-threaded parent; the child only writes the pipe.
+ * Concurrency: single-threaded parent; the child only fills the shared
+ *   segments it owns (dchild.c).
  */
 #include "config.h"
 

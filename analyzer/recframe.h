@@ -1,7 +1,8 @@
 /*
  * recframe.h - record framing (recframe.c): how a struct wsr_rec and its
  * extra bytes are laid out in a byte stream, the one definition used by the
- * decoder (decode.c), the decoder child's pipe (dchild.c) and its reader.
+ * decoder (decode.c), the decoder child's shared segments (dchild.c) and
+ * their reader.
  *
  * Invariants:
  *   - A framed record is the struct followed by extra_len bytes of extra
