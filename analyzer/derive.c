@@ -53,6 +53,8 @@ struct derive *derive_create(sqlite3 *db, const char *trace, struct wsr_err *err
 		err_push(err, "out of memory");
 		goto fail;
 	}
+	if (latency_open(&dv->lat, db, err) < 0)
+		goto fail;
 	dv->rows = rows_create(db, err);
 	if (dv->rows == NULL)
 		goto fail;
@@ -67,6 +69,7 @@ void derive_destroy(struct derive *dv)
 	if (dv == NULL)
 		return;
 	rows_destroy(dv->rows);
+	latency_close(&dv->lat);
 	validate_free(&dv->val);
 	for (int i = 0; i < dv->n_other; i++)
 		free(dv->other_names[i]);
