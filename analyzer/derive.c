@@ -84,6 +84,7 @@ void derive_destroy(struct derive *dv)
 	pm_destroy(dv);
 	free(dv->trace);
 	schedcheck_destroy(dv->sc);
+	free(dv->sq_p);
 	free(dv);
 }
 
@@ -351,11 +352,9 @@ static int derive_event(struct derive *dv, const struct wsr_rec *r, const char *
 		dv->schedtraces++;
 	if (r->ev >= EV_COUNT)
 		return 0;
-	struct sq_before before;
-	sq_take(dv, r, &before);
 	if (dag_before(dv, r, err) < 0 || apply(dv, r, extra, err) < 0 || dag_after(dv, r, err) < 0)
 		return -1;
-	return sq_event(dv, r, extra, &before, err);
+	return sq_event(dv, r, extra, err);
 }
 
 int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra, struct wsr_err *err)
