@@ -220,7 +220,7 @@ void dag_first_run(struct derive *dv);
 void dag_g_exit(struct derive *dv, struct gs *e);
 void dag_g_free(struct gs *e);
 void dag_state_free(struct dagg *a);
-int dag_interval(struct derive *dv, struct gs *e, int64_t ts, const char *source, int cut,
+int dag_interval(struct derive *dv, struct gs *e, int64_t ts, int source, int cut,
 		 struct wsr_err *err);
 int dag_before(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err);
 int dag_after(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err);

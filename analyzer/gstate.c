@@ -84,7 +84,7 @@ int g_close(struct derive *dv, struct gs *e, int64_t ts, int source, int cut,
 		latency_count(&dv->lat, ts - e->start);
 	if (e->state == GS_RUNNING && e->p >= 0 && e->p < dv->np)
 		dv->ps[e->p].run_ns += ts - e->start;
-	if (dag_interval(dv, e, ts, source >= 0 ? wsr_g_source_names[source] : NULL, cut, err) < 0)
+	if (dag_interval(dv, e, ts, source, cut, err) < 0)
 		return -1;
 	return rows_add(dv->rows, ROWS_G_INTERVAL, &row, err);
 }
