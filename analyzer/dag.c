@@ -66,6 +66,8 @@
  *     (the critical path among them), not the number of strands: with
  *     dag.all unset, dag_strand gets the critical path's strands only and
  *     dag_edge nothing (ingest --dag: every strand and edge, as they end).
+ *     Ended strands and exited Gs' states are kept for reuse (free_nodes,
+ *     free_gs): at most as many as were held, and live, at once.
  *   - Tie-breaks are those of a pass over strands sorted by (start, end,
  *     G, order of end): a strand's predecessor is its first source of
  *     longest path in that order, and so is the path's last strand.
@@ -158,6 +160,9 @@ struct dag {
 	uint8_t split_kind, split_rel;
 	int64_t split_ts;
 	struct snode *free_nodes;
+	/* the states of exited Gs, for the next Gs (linked by next; each keeps
+	 * its pend array): as many as Gs were live at once, at most */
+	struct dagg *free_gs;
 	int64_t kept, kept_peak; /* strands held at once (meta.dag_kept_peak) */
 	void **chunks;
 	size_t nchunks;
@@ -190,6 +195,10 @@ void dag_destroy(struct dag *d)
 {
 	if (d == NULL)
 		return;
+	for (struct dagg *a = d->free_gs, *n; a != NULL; a = n) {
+		n = a->next;
+		dag_state_free(a);
+	}
 	for (size_t i = 0; i < d->nchunks; i++)
 		free(d->chunks[i]);
 	free(d->chunks);
@@ -284,16 +293,26 @@ static int64_t unbusy_at(const struct dag *d, int64_t t)
 
 int dag_g_new(struct derive *dv, struct gs *e, struct dagg *carry, struct wsr_err *err)
 {
+	struct dag *d = dv->dag;
 	struct dagg *a = carry;
 
-	if (a == NULL) {
+	if (a == NULL && d->free_gs != NULL) {
+		/* an exited G's state, as new but for its pend array */
+		a = d->free_gs;
+		d->free_gs = a->next;
+		struct pend *pend = a->pend;
+		int32_t cap = a->cappend;
+		memset(a, 0, sizeof(*a));
+		a->pend = pend;
+		a->cappend = cap;
+	} else if (a == NULL) {
 		a = calloc(1, sizeof(*a));
 		if (a == NULL) {
 			err_push(err, "dag: out of memory");
 			return -1;
 		}
 	}
-	a->u_start = unbusy_at(dv->dag, e->start);
+	a->u_start = unbusy_at(d, e->start);
 	a->carried = false;
 	e->dag = a;
 	return 0;
@@ -358,7 +377,8 @@ void dag_g_exit(struct derive *dv, struct gs *e)
 		tree_link(a->kids, a->up);
 	tree_unlink(a);
 	dagg_release(d, a);
-	dag_state_free(a);
+	a->next = d->free_gs;
+	d->free_gs = a;
 	e->dag = NULL;
 }
 
@@ -540,8 +560,8 @@ static struct snode *strand_end(struct derive *dv, struct gs *e, int64_t ts, con
 
 /* G e's interval [e->start, ts) closes into g_state (gstate.c g_close):
  * a running one ends its segment's last strand. source: how the next
- * interval was entered (the g_run's source). */
-int dag_interval(struct derive *dv, struct gs *e, int64_t ts, const char *source, int cut,
+ * interval was entered (the g_run's source, WSR_SOURCE_*; -1: none). */
+int dag_interval(struct derive *dv, struct gs *e, int64_t ts, int source, int cut,
 		 struct wsr_err *err)
 {
 	struct dag *d = dv->dag;
@@ -558,7 +578,7 @@ int dag_interval(struct derive *dv, struct gs *e, int64_t ts, const char *source
 	a->prev_runnable = e->state == GS_RUNNABLE;
 	a->prev_start = e->start;
 	a->prev_u = a->u_start;
-	a->prev_steal = source != NULL && strcmp(source, "steal") == 0;
+	a->prev_steal = source == WSR_SOURCE_STEAL;
 	a->u_start = unbusy_at(d, ts);
 	return 0;
 }
@@ -579,22 +599,15 @@ static int add_pend(struct dagg *a, const struct pend *p, struct wsr_err *err)
 	return 0;
 }
 
-/* Before the trackers apply r: a g_create or g_ready that a running G
- * emitted ends its strand there (the edge's source). */
-int dag_before(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
+/* dag_before() of a g_create or g_ready (out of line: most events are
+ * neither, and their call stays short). */
+static __attribute__((noinline)) int dag_split(struct derive *dv, const struct wsr_rec *r,
+					       struct wsr_err *err)
 {
 	struct dag *d = dv->dag;
 	bool create = r->ev == EV_G_CREATE;
-
-	if (r->ev == EV_STEAL_SCAN) {
-		/* probed: the victims this search looked at */
-		if (r->flags & REC_F_A2)
-			d->steal_attempts += r->a2;
-		return 0;
-	}
-	if (!create && r->ev != EV_G_READY)
-		return 0;
 	int64_t emitter = (r->flags & REC_F_A1) ? r->a1 : 0;
+
 	if (emitter <= 0) {
 		/* A root G's creation, or a runtime thread's wake. */
 		if (!create)
@@ -636,9 +649,25 @@ int dag_before(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 	return 0;
 }
 
-/* After the trackers applied r: the spawn tree, and the edge of the split
- * dag_before() made waits for its target's strand. */
-int dag_after(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
+/* Before the trackers apply r: a g_create or g_ready that a running G
+ * emitted ends its strand there (the edge's source). */
+int dag_before(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
+{
+	if (r->ev == EV_STEAL_SCAN) {
+		/* probed: the victims this search looked at */
+		if (r->flags & REC_F_A2)
+			dv->dag->steal_attempts += r->a2;
+		return 0;
+	}
+	if (r->ev != EV_G_CREATE && r->ev != EV_G_READY)
+		return 0;
+	return dag_split(dv, r, err);
+}
+
+/* dag_after() of a g_create, or of an event after a split (out of line,
+ * as dag_split). */
+static __attribute__((noinline)) int dag_target(struct derive *dv, const struct wsr_rec *r,
+						struct wsr_err *err)
 {
 	struct dag *d = dv->dag;
 	struct gs *t = (r->flags & REC_F_G) && r->g > 0 ? gtable_find(&dv->gt, r->g) : NULL;
@@ -672,6 +701,15 @@ int dag_after(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 		return -1;
 	}
 	return 0;
+}
+
+/* After the trackers applied r: the spawn tree, and the edge of the split
+ * dag_before() made waits for its target's strand. */
+int dag_after(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
+{
+	if (r->ev != EV_G_CREATE && dv->dag->split == NULL)
+		return 0;
+	return dag_target(dv, r, err);
 }
 
 /* ---- the end ---- */

@@ -53,6 +53,8 @@ struct derive *derive_create(sqlite3 *db, const char *trace, struct wsr_err *err
 		err_push(err, "out of memory");
 		goto fail;
 	}
+	if (latency_open(&dv->lat, db, err) < 0)
+		goto fail;
 	dv->rows = rows_create(db, err);
 	if (dv->rows == NULL)
 		goto fail;
@@ -67,6 +69,7 @@ void derive_destroy(struct derive *dv)
 	if (dv == NULL)
 		return;
 	rows_destroy(dv->rows);
+	latency_close(&dv->lat);
 	validate_free(&dv->val);
 	for (int i = 0; i < dv->n_other; i++)
 		free(dv->other_names[i]);
@@ -81,6 +84,7 @@ void derive_destroy(struct derive *dv)
 	pm_destroy(dv);
 	free(dv->trace);
 	schedcheck_destroy(dv->sc);
+	free(dv->sq_p);
 	free(dv);
 }
 
@@ -197,34 +201,28 @@ static int insert_event(struct derive *dv, const struct wsr_rec *r, const char *
 	}
 	if (emit_event(dv, err) < 0)
 		return -1;
-	struct row_event row = {
-		.id = (int64_t)dv->events,
-		.ts = r->ts,
-		.name = name,
-		.cpu = opt(r, REC_F_CPU, r->cpu),
-		.tid = opt(r, REC_F_TID, r->tid),
-		.vpid = opt(r, REC_F_VPID, r->vpid),
-		.p = opt(r, REC_F_P, r->p),
-		.m = opt(r, REC_F_M, r->m),
-		.g = opt(r, REC_F_G, r->g),
-		.a1 = opt(r, REC_F_A1, r->a1),
-		.a2 = opt(r, REC_F_A2, r->a2),
-		.a3 = opt(r, REC_F_A3, r->a3),
-		.extra = x,
-		.idle_ps = ROW_NULL,
-		.spinning_ms = ROW_NULL,
-		.idle_ms = ROW_NULL,
-		.threads = ROW_NULL,
-		.running_gs = ROW_NULL,
-		.runnable_gs = ROW_NULL,
-		.global_len = ROW_NULL,
-	};
+	/* built in place: it is held */
+	struct row_event *row = &dv->ev_pend;
+	row->id = (int64_t)dv->events;
+	row->ts = r->ts;
+	row->name = name;
+	row->cpu = opt(r, REC_F_CPU, r->cpu);
+	row->tid = opt(r, REC_F_TID, r->tid);
+	row->vpid = opt(r, REC_F_VPID, r->vpid);
+	row->p = opt(r, REC_F_P, r->p);
+	row->m = opt(r, REC_F_M, r->m);
+	row->g = opt(r, REC_F_G, r->g);
+	row->a1 = opt(r, REC_F_A1, r->a1);
+	row->a2 = opt(r, REC_F_A2, r->a2);
+	row->a3 = opt(r, REC_F_A3, r->a3);
+	row->extra = NULL;
+	row->idle_ps = row->spinning_ms = row->idle_ms = row->threads = ROW_NULL;
+	row->running_gs = row->runnable_gs = row->global_len = ROW_NULL;
 	/* a catalog name is static; another one, and the extra, are the decoder's */
 	if ((r->ev >= EV_COUNT &&
-	     keep_text(&dv->ev_name, &dv->ev_name_cap, name, &row.name, err) < 0) ||
-	    keep_text(&dv->ev_extra, &dv->ev_extra_cap, x, &row.extra, err) < 0)
+	     keep_text(&dv->ev_name, &dv->ev_name_cap, name, &row->name, err) < 0) ||
+	    (x != NULL && keep_text(&dv->ev_extra, &dv->ev_extra_cap, x, &row->extra, err) < 0))
 		return -1;
-	dv->ev_pend = row;
 	dv->ev_pending = true;
 	return 0;
 }
@@ -348,11 +346,9 @@ static int derive_event(struct derive *dv, const struct wsr_rec *r, const char *
 		dv->schedtraces++;
 	if (r->ev >= EV_COUNT)
 		return 0;
-	struct sq_before before;
-	sq_take(dv, r, &before);
 	if (dag_before(dv, r, err) < 0 || apply(dv, r, extra, err) < 0 || dag_after(dv, r, err) < 0)
 		return -1;
-	return sq_event(dv, r, extra, &before, err);
+	return sq_event(dv, r, extra, err);
 }
 
 int derive_rec(struct derive *dv, const struct wsr_rec *r, const char *extra, struct wsr_err *err)

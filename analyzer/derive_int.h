@@ -153,6 +153,11 @@ struct derive {
 
 	/* the schedtrace cross-check (schedfeed.c) */
 	struct schedcheck *sc;
+	/* the quantities as last fed to it: the five globals, then per P its
+	 * ring and schedtick (Ps 0..sq_np-1) */
+	int64_t sq_c[5];
+	int64_t *sq_p;
+	int sq_np;
 	/* states corrected because events were lost (see "losses", gstate.c) */
 	uint64_t loss_repairs;
 	struct wsr_err *sc_err; /* for the schedtrace_fields rows, during derive_finish */
@@ -215,22 +220,15 @@ void dag_first_run(struct derive *dv);
 void dag_g_exit(struct derive *dv, struct gs *e);
 void dag_g_free(struct gs *e);
 void dag_state_free(struct dagg *a);
-int dag_interval(struct derive *dv, struct gs *e, int64_t ts, const char *source, int cut,
+int dag_interval(struct derive *dv, struct gs *e, int64_t ts, int source, int cut,
 		 struct wsr_err *err);
 int dag_before(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err);
 int dag_after(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err);
 int dag_finish(struct derive *dv, struct wsr_err *err);
 
-/* schedfeed.c: the schedtrace cross-check's view of each event */
-struct sq_before {
-	int64_t c[5];
-	int p[2];
-	int64_t ring[2], ticks[2];
-};
-
-void sq_take(const struct derive *dv, const struct wsr_rec *r, struct sq_before *b);
-int sq_event(struct derive *dv, const struct wsr_rec *r, const char *extra,
-	     const struct sq_before *b, struct wsr_err *err);
+/* schedfeed.c: the schedtrace cross-check's view of each event (after the
+ * trackers applied it) */
+int sq_event(struct derive *dv, const struct wsr_rec *r, const char *extra, struct wsr_err *err);
 int sq_finish(struct derive *dv, struct wsr_err *err);
 
 #endif /* WSR_ANALYZER_DERIVE_INT_H */

@@ -84,7 +84,7 @@ int g_close(struct derive *dv, struct gs *e, int64_t ts, int source, int cut,
 		latency_count(&dv->lat, ts - e->start);
 	if (e->state == GS_RUNNING && e->p >= 0 && e->p < dv->np)
 		dv->ps[e->p].run_ns += ts - e->start;
-	if (dag_interval(dv, e, ts, source >= 0 ? wsr_g_source_names[source] : NULL, cut, err) < 0)
+	if (dag_interval(dv, e, ts, source, cut, err) < 0)
 		return -1;
 	return rows_add(dv->rows, ROWS_G_INTERVAL, &row, err);
 }
@@ -232,23 +232,25 @@ int m_evict(struct derive *dv, int m, int64_t g, int64_t ts, struct wsr_err *err
 }
 
 /* The emitter M m holds P p (-1: none) at ts: a G still "running" on M m
- * elsewhere, or on P p with another M, lost its g_stop. */
+ * elsewhere, or on P p with another M, lost its g_stop. (Losing the first
+ * changes neither P p's G nor the table.) */
 int held_repair(struct derive *dv, int m, int p, int64_t ts, struct wsr_err *err)
 {
-	struct gs *o;
+	int64_t mg = m < dv->nm ? dv->ms[m].curg : 0;
+	int64_t pg = p >= 0 && p < dv->np ? dv->ps[p].curg : 0;
+	struct gs *o = NULL;
 
-	if (m < dv->nm && dv->ms[m].curg != 0) {
-		o = gtable_find(&dv->gt, dv->ms[m].curg);
+	if (mg != 0) {
+		o = gtable_find(&dv->gt, mg);
 		if (o != NULL && o->state == GS_RUNNING && o->m == m && o->p != p &&
 		    g_lose(dv, o, ts, err) < 0)
 			return -1;
 	}
-	if (p >= 0 && p < dv->np && dv->ps[p].curg != 0) {
-		o = gtable_find(&dv->gt, dv->ps[p].curg);
-		if (o != NULL && o->state == GS_RUNNING && o->p == p && o->m != m &&
-		    g_lose(dv, o, ts, err) < 0)
-			return -1;
-	}
+	/* P p's G: mostly M m's, found once */
+	if (pg != 0 && pg != mg)
+		o = gtable_find(&dv->gt, pg);
+	if (pg != 0 && o != NULL && o->state == GS_RUNNING && o->p == p && o->m != m)
+		return g_lose(dv, o, ts, err);
 	return 0;
 }
 

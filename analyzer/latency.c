@@ -5,26 +5,38 @@
  * whole view at the end cost a sort of one row per runnable interval; instead
  * the intervals are counted by latency bucket as they close (16 exact
  * buckets below 16 ns, then 8 per power of two), which says which bucket
- * holds each rank and the rank within it; one scan of the intervals then
- * keeps the values of those (up to three) buckets and sorts each. Exact;
- * memory is the values of those buckets (8 bytes each: an eighth of an
- * octave of latencies), not the trace's. Three queries, one per rank (the
- * scan each time), took 1.5-3 s of a 10M-event ingestion's end.
+ * holds each rank and the rank within it; one pass over the values then
+ * keeps those of the (up to three) buckets and sorts each. Exact; memory is
+ * the values of those buckets (8 bytes each: an eighth of an octave of
+ * latencies), not the trace's.
+ *
+ * The values. They are sched_latency's rows: gstate.c g_close() counts the
+ * dur of each g_interval row it writes with state runnable and cut 0.
+ * latency_count() appends each to a spill file (8 bytes, LAT_SPILL at a
+ * time; an unlinked file beside the database), which the pass reads back
+ * in order. Reading them back from g_interval's column blocks instead (an
+ * SQL scan of the table) cost the deriver 712 M instructions of a
+ * 1.46M-event ingestion's 4.13 G, for 364k values; three queries, one per
+ * rank, had taken 1.5-3 s of a 10M-event ingestion's end.
  *
  * Invariants: bucket b holds the latencies in [lat_bounds(b)]; the buckets
  *   are ordered and disjoint, so the rank-th value is in the first bucket
- *   whose cumulative count reaches rank.
+ *   whose cumulative count reaches rank. The spill file holds exactly the
+ *   values counted, in order: a pass that reads another number, or finds a
+ *   bucket holding other than its count, is an internal error.
  * Concurrency: one thread.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
 #include "db.h"
-#include "gtable.h"
 #include "latency.h"
 
 static int lat_bucket(int64_t v)
@@ -47,16 +59,62 @@ static void lat_bounds(int b, int64_t *lo, int64_t *last)
 	*last = *lo + (((int64_t)1 << (e - 3)) - 1);
 }
 
+int latency_open(struct latency *l, sqlite3 *db, struct wsr_err *err)
+{
+	const char *path = sqlite3_db_filename(db, "main");
+	char *tmp = NULL;
+
+	if (path != NULL && path[0] != '\0') {
+		int fd = -1;
+		if (asprintf(&tmp, "%s.latXXXXXX", path) < 0) {
+			tmp = NULL;
+			err_push(err, "out of memory");
+			return -1;
+		}
+		if ((fd = mkstemp(tmp)) >= 0) {
+			unlink(tmp);
+			if ((l->spill = fdopen(fd, "w+b")) == NULL)
+				close(fd);
+		}
+	} else {
+		l->spill = tmpfile();
+	}
+	if (l->spill == NULL)
+		err_push(err, "latency: cannot create %s: %s",
+			 tmp != NULL ? tmp : "a temporary file", strerror(errno));
+	free(tmp);
+	return l->spill != NULL ? 0 : -1;
+}
+
+void latency_close(struct latency *l)
+{
+	if (l->spill != NULL)
+		fclose(l->spill);
+	l->spill = NULL;
+}
+
+/* The buffered values go to the spill file. */
+static void lat_spill(struct latency *l)
+{
+	if (l->nbuf > 0 && l->spill_errno == 0 &&
+	    fwrite(l->buf, sizeof(l->buf[0]), (size_t)l->nbuf, l->spill) != (size_t)l->nbuf)
+		l->spill_errno = errno != 0 ? errno : EIO;
+	l->nbuf = 0;
+}
+
 void latency_count(struct latency *l, int64_t v)
 {
 	l->hist[lat_bucket(v)]++;
 	if (l->n == 0 || v > l->max)
 		l->max = v;
 	l->n++;
+	l->buf[l->nbuf++] = v;
+	if (l->nbuf == LAT_SPILL)
+		lat_spill(l);
 }
 
 /* A percentile's rank: its bucket, the value's rank within the bucket
- * (from 0), and the values of the bucket read by the scan. */
+ * (from 0), and the values of the bucket read by the pass. */
 struct lat_target {
 	uint64_t rank;
 	int b;
@@ -87,20 +145,38 @@ static void lat_target_find(const struct latency *l, struct lat_target *t)
 	lat_bounds(b, &t->lo, &t->last);
 }
 
-/*
- * The three ranks' values in one scan of sched_latency's rows (read from
- * its table: g_interval runnable, not cut; latency = dur; the view's CASE
- * on every row cost 40% more), keeping only the values of the buckets that
- * hold them, then sorting each bucket's. A bucket whose rows are not the
- * ones latency_count() counted is an internal error, so this reading of
- * the view cannot drift from it unseen.
- */
-#define LAT_RANKS 3 /* p50, p90, p99: the query's three ranges */
-static int lat_scan(const struct latency *l, sqlite3 *db, struct lat_target t[LAT_RANKS],
+#define LAT_RANKS 3 /* p50, p90, p99 */
+
+/* Value v of the pass: kept if its bucket holds a rank (once: a bucket
+ * shared by two ranks is kept by the first); more values in a bucket than
+ * counted is an internal error. */
+static int lat_keep(const struct latency *l, struct lat_target t[LAT_RANKS], int64_t v,
 		    struct wsr_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	int rc, ret = -1;
+	for (int i = 0; i < LAT_RANKS; i++) {
+		if (v < t[i].lo || v > t[i].last)
+			continue;
+		if (t[i].n == l->hist[t[i].b]) {
+			err_push(err,
+				 "internal error: latency bucket %d holds more than its "
+				 "%" PRIu64 " values",
+				 t[i].b, l->hist[t[i].b]);
+			return -1;
+		}
+		t[i].v[t[i].n++] = v;
+		break;
+	}
+	return 0;
+}
+
+/*
+ * The three ranks' values in one pass over the spill file, keeping only
+ * the values of the buckets that hold them, then sorting each bucket's.
+ */
+static int lat_scan(struct latency *l, struct lat_target t[LAT_RANKS], struct wsr_err *err)
+{
+	uint64_t seen = 0;
+	int ret = -1;
 
 	for (int i = 0; i < LAT_RANKS; i++) {
 		lat_target_find(l, &t[i]);
@@ -110,34 +186,26 @@ static int lat_scan(const struct latency *l, sqlite3 *db, struct lat_target t[LA
 			goto out;
 		}
 	}
-	if (db_prepare(db, &st,
-		       "SELECT dur FROM g_interval WHERE state = ?1 AND cut = 0 AND "
-		       "((dur >= ?2 AND dur <= ?3) OR (dur >= ?4 AND dur <= ?5) OR "
-		       "(dur >= ?6 AND dur <= ?7))",
-		       err) < 0)
-		goto out;
-	sqlite3_bind_int(st, 1, GS_RUNNABLE);
-	for (int i = 0; i < LAT_RANKS; i++) {
-		sqlite3_bind_int64(st, 2 + 2 * i, t[i].lo);
-		sqlite3_bind_int64(st, 3 + 2 * i, t[i].last);
-	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t v = sqlite3_column_int64(st, 0);
-		for (int i = 0; i < LAT_RANKS; i++) {
-			if (v < t[i].lo || v > t[i].last)
-				continue;
-			/* more than counted: the rows are not the ones counted */
-			if (t[i].n == l->hist[t[i].b]) {
-				err_push(err, "internal error: latency bucket %d holds more than its "
-					 "%" PRIu64 " values", t[i].b, l->hist[t[i].b]);
+	lat_spill(l);
+	if (l->spill_errno == 0 && (fflush(l->spill) != 0 || fseek(l->spill, 0, SEEK_SET) != 0))
+		l->spill_errno = errno != 0 ? errno : EIO;
+	for (size_t got; l->spill_errno == 0 &&
+			 (got = fread(l->buf, sizeof(l->buf[0]), LAT_SPILL, l->spill)) > 0;) {
+		for (size_t k = 0; k < got; k++)
+			if (lat_keep(l, t, l->buf[k], err) < 0)
 				goto out;
-			}
-			t[i].v[t[i].n++] = v;
-			break; /* a bucket shared by two ranks is read once */
-		}
+		seen += got;
 	}
-	if (rc != SQLITE_DONE) {
-		err_push(err, "sqlite: latency percentiles: %s", sqlite3_errmsg(db));
+	if (l->spill_errno == 0 && ferror(l->spill))
+		l->spill_errno = errno != 0 ? errno : EIO;
+	if (l->spill_errno != 0) {
+		err_push(err, "latency percentiles: the spill file: %s", strerror(l->spill_errno));
+		goto out;
+	}
+	if (seen != l->n) {
+		err_push(err,
+			 "internal error: %" PRIu64 " latencies read back, %" PRIu64 " counted",
+			 seen, l->n);
 		goto out;
 	}
 	for (int i = 0; i < LAT_RANKS; i++) {
@@ -156,7 +224,6 @@ static int lat_scan(const struct latency *l, sqlite3 *db, struct lat_target t[LA
 	}
 	ret = 0;
 out:
-	sqlite3_finalize(st);
 	for (int i = 0; i < LAT_RANKS; i++) {
 		free(t[i].v);
 		t[i].v = NULL;
@@ -164,13 +231,14 @@ out:
 	return ret;
 }
 
-int latency_meta(const struct latency *l, sqlite3 *db, struct wsr_err *err)
+int latency_meta(struct latency *l, sqlite3 *db, struct wsr_err *err)
 {
 	uint64_t n = l->n;
-	struct lat_target t[LAT_RANKS] = {
-		{.rank = (n * 50 + 99) / 100}, {.rank = (n * 90 + 99) / 100}, {.rank = (n * 99 + 99) / 100}};
+	struct lat_target t[LAT_RANKS] = {{.rank = (n * 50 + 99) / 100},
+					  {.rank = (n * 90 + 99) / 100},
+					  {.rank = (n * 99 + 99) / 100}};
 
-	if (n > 0 && lat_scan(l, db, t, err) < 0)
+	if (n > 0 && lat_scan(l, t, err) < 0)
 		return -1;
 	if (db_meta_int(db, "latency_n", (int64_t)n, err) < 0 ||
 	    db_meta_int(db, "latency_p50_ns", t[0].out, err) < 0 ||

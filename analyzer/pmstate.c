@@ -113,19 +113,27 @@ static int m_state_row(struct derive *dv, int m, const struct ms *M, int64_t end
 	return rows_add(dv->rows, ROWS_M_STATE, &row, err);
 }
 
+/* P p's state now (and the M it is in, -1: none), from its idle flag and
+ * the state of the M holding it. */
+static inline uint8_t p_state_now(const struct derive *dv, const struct ps *P, int p, int32_t *m)
+{
+	*m = -1;
+	if (P->idle)
+		return PS_IDLE;
+	if (P->holder >= 0 && dv->ms[P->holder].p == p) {
+		const struct ms *M = &dv->ms[P->holder];
+		*m = P->holder;
+		return M->insyscall ? PS_SYSCALL : M->spinning ? PS_SPINNING : PS_RUNNING;
+	}
+	return PS_RUNNING;
+}
+
 int p_set(struct derive *dv, int p, int64_t ts, struct wsr_err *err)
 {
 	struct ps *P = &dv->ps[p];
-	uint8_t st = PS_RUNNING;
-	int32_t m = -1;
+	int32_t m;
+	uint8_t st = p_state_now(dv, P, p, &m);
 
-	if (P->idle) {
-		st = PS_IDLE;
-	} else if (P->holder >= 0 && dv->ms[P->holder].p == p) {
-		struct ms *M = &dv->ms[P->holder];
-		m = P->holder;
-		st = M->insyscall ? PS_SYSCALL : M->spinning ? PS_SPINNING : PS_RUNNING;
-	}
 	if (st == P->state && m == P->st_m)
 		return 0;
 	if (P->state != PS_NONE && ts > P->start && p_state_row(dv, p, P, ts, 0, err) < 0)
@@ -276,28 +284,38 @@ int pm_emitter(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 	int64_t tid = (r->flags & REC_F_TID) ? r->tid : -1;
 	bool foreign_pm = names_other_thread(r);
 
-	if (!foreign_pm) {
+	/* The tests before each call are the calls' own early returns: most
+	 * events find their M and P known and held together, as they were. */
+	if (!foreign_pm && m >= 0) {
 		/* A woken M's m_unpark and spin_start are emitted by its waker
 		 * (startm): their vtid is the waker's, so an M's tid comes from
 		 * its other events. */
-		bool by_waker = r->ev == EV_SPIN_START || r->ev == EV_M_UNPARK;
-		if (m_known(dv, m, ts, by_waker ? -1 : tid, err) < 0)
+		if (r->ev == EV_SPIN_START || r->ev == EV_M_UNPARK)
+			tid = -1;
+		if ((m >= dv->nm || !dv->ms[m].known || (dv->ms[m].tid < 0 && tid >= 0)) &&
+		    m_known(dv, m, ts, tid, err) < 0)
 			return -1;
 	}
-	if (p_known(dv, p, ts, err) < 0)
+	if (p >= 0 && (p >= dv->np || !dv->ps[p].known) && p_known(dv, p, ts, err) < 0)
 		return -1;
 	bool holds = !foreign_pm && m >= 0 && r->ev != EV_P_IDLE && r->ev != EV_P_BUSY &&
 		     r->ev != EV_M_UNPARK;
 	if (holds && held_repair(dv, m, p, ts, err) < 0)
 		return -1;
 	if (holds && p >= 0) {
-		if (dv->ps[p].idle) {
+		struct ps *P = &dv->ps[p];
+		const struct ms *M = &dv->ms[m];
+		if (P->idle) {
 			/* M m holds it: its p_busy was lost (see "losses"). */
-			dv->ps[p].idle = false;
+			P->idle = false;
 			dv->loss_repairs++;
 		}
-		if (pm_assoc(dv, m, p, ts, err) < 0 || p_set(dv, p, ts, err) < 0)
+		if (!(M->p == p && P->holder == m && !M->parked) && pm_assoc(dv, m, p, ts, err) < 0)
 			return -1;
+		P = &dv->ps[p];
+		int32_t pm;
+		if (p_state_now(dv, P, p, &pm) != P->state || pm != P->st_m)
+			return p_set(dv, p, ts, err);
 	} else if (!foreign_pm && m >= 0 && dv->ms[m].parked && r->ev != EV_M_PARK &&
 		   r->ev != EV_M_UNPARK) {
 		dv->ms[m].parked = false;

@@ -304,6 +304,9 @@ struct rows {
 	struct block_build *bspare[ROWS_TABLES][BLOCK_POOL]; /* under mu */
 	int nbspare[ROWS_TABLES];
 	struct block_build *build[ROWS_TABLES]; /* block tables: being filled (adder) */
+	/* block tables: their text columns, the ones add_block_row() copies */
+	uint8_t text_cols[ROWS_TABLES][MAX_COLS];
+	int ntext[ROWS_TABLES];
 	struct block_build **gbuild[ROWS_TABLES]; /* grouped: being filled, per value */
 	int ngbuild[ROWS_TABLES];
 	int64_t nblocks[ROWS_TABLES];           /* blocks written (the writer) */
@@ -630,6 +633,9 @@ struct rows *rows_create(sqlite3 *db, struct wsr_err *err)
 	for (int k = 0; k < ROWS_TABLES; k++) {
 		if (!tables[k].block)
 			continue;
+		for (int c = 0; c < tables[k].ncols; c++)
+			if (tables[k].cols[c].kind == C_TEXT)
+				rw->text_cols[k][rw->ntext[k]++] = (uint8_t)c;
 		/* BLOCK_POOL blocks besides those being filled but one (a grouped
 		 * table makes one for each group it sees), so that the spares,
 		 * while the deriver waits for one, never exceed BLOCK_POOL */
@@ -778,10 +784,8 @@ static int add_block_row(struct rows *rw, enum rows_table k, const char *base,
 	char *row = bb->rows + (size_t)bb->nrows * t->size;
 
 	memcpy(row, base, t->size);
-	for (int c = 0; c < t->ncols; c++) {
-		const struct col *cl = &t->cols[c];
-		if (cl->kind != C_TEXT)
-			continue;
+	for (int i = 0; i < rw->ntext[k]; i++) {
+		const struct col *cl = &t->cols[rw->text_cols[k][i]];
 		const char *s;
 		int64_t at = 0;
 		memcpy(&s, base + cl->off, sizeof(s));

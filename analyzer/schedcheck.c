@@ -87,7 +87,7 @@ struct qhist {
 };
 
 struct emitter {
-	int64_t last_any_ts, last_qual_ts;
+	int64_t last_qual_ts;
 	bool seen;
 	/* its last pre-announced entry (to fill next_ts): quantity, slot */
 	int pre_q, pre_slot;
@@ -172,22 +172,27 @@ static int grow_q(struct schedcheck *sc, int q)
 	return 0;
 }
 
-static struct emitter *emitter(struct schedcheck *sc, int32_t m)
+/* Emitter k (m + 1) of an M not seen before: the table grows to hold it. */
+static struct emitter *emitter_grow(struct schedcheck *sc, int k)
+{
+	int n = sc->nem == 0 ? 16 : sc->nem;
+
+	while (n <= k)
+		n *= 2;
+	struct emitter *ne = realloc(sc->em, (size_t)n * sizeof(*ne));
+	if (ne == NULL)
+		return NULL;
+	memset(ne + sc->nem, 0, (size_t)(n - sc->nem) * sizeof(*ne));
+	sc->em = ne;
+	sc->nem = n;
+	return &sc->em[k];
+}
+
+static inline struct emitter *emitter(struct schedcheck *sc, int32_t m)
 {
 	int k = m < 0 ? 0 : m + 1;
 
-	if (k >= sc->nem) {
-		int n = sc->nem == 0 ? 16 : sc->nem;
-		while (n <= k)
-			n *= 2;
-		struct emitter *ne = realloc(sc->em, (size_t)n * sizeof(*ne));
-		if (ne == NULL)
-			return NULL;
-		memset(ne + sc->nem, 0, (size_t)(n - sc->nem) * sizeof(*ne));
-		sc->em = ne;
-		sc->nem = n;
-	}
-	return &sc->em[k];
+	return k < sc->nem ? &sc->em[k] : emitter_grow(sc, k);
 }
 
 static int add_cand(struct field *f, int64_t id, int64_t sd)
@@ -206,22 +211,13 @@ static int add_cand(struct field *f, int64_t id, int64_t sd)
 	return 0;
 }
 
-int schedcheck_event(struct schedcheck *sc, int64_t id, int64_t ts, int32_t m, bool pre,
-		     bool qualifying, const struct sc_change *ch, int nch)
+/* Event id's changes into their quantities' histories (em: its emitter,
+ * not updated yet for it). */
+static int hist_add(struct schedcheck *sc, struct emitter *em, int64_t id, int64_t ts, bool pre,
+		    const struct sc_change *ch, int nch)
 {
-	struct emitter *em = emitter(sc, m);
-
-	if (em == NULL)
-		return -1;
-	em->pend_q = -1;
-	/* Its previous pre-announced change is now surely visible. */
-	if (em->seen && em->pre_q >= 0) {
-		struct hent *h = &sc->q[em->pre_q].h[em->pre_slot];
-		if (h->id >= 0 && h->next_ts == INT64_MAX)
-			h->next_ts = ts;
-		em->pre_q = -1;
-	}
 	int64_t prev_qual = em->seen ? em->last_qual_ts : INT64_MIN;
+
 	for (int k = 0; k < nch; k++) {
 		if (ch[k].delta == 0)
 			continue;
@@ -247,10 +243,29 @@ int schedcheck_event(struct schedcheck *sc, int64_t id, int64_t ts, int32_t m, b
 			if (ts > Q->pf[i]->e && add_cand(Q->pf[i], id, ch[k].delta) < 0)
 				return -1;
 	}
+	return 0;
+}
+
+int schedcheck_event(struct schedcheck *sc, int64_t id, int64_t ts, int32_t m, bool pre,
+		     bool qualifying, const struct sc_change *ch, int nch)
+{
+	struct emitter *em = emitter(sc, m);
+
+	if (em == NULL)
+		return -1;
+	em->pend_q = -1;
+	/* Its previous pre-announced change is now surely visible. */
+	if (em->seen && em->pre_q >= 0) {
+		struct hent *h = &sc->q[em->pre_q].h[em->pre_slot];
+		if (h->id >= 0 && h->next_ts == INT64_MAX)
+			h->next_ts = ts;
+		em->pre_q = -1;
+	}
+	if (nch > 0 && hist_add(sc, em, id, ts, pre, ch, nch) < 0)
+		return -1;
 	if (!em->seen)
 		em->pre_q = -1;
 	em->seen = true;
-	em->last_any_ts = ts;
 	if (qualifying)
 		em->last_qual_ts = ts;
 	return 0;

@@ -99,6 +99,50 @@ static int bad(const struct validator *v, uint64_t index, const struct wsr_rec *
 	return -1;
 }
 
+/* The flags of the fields a catalog event must carry: p, m and those the
+ * catalog stores in g and a1..a3 (as wsr_catalog, from the same table),
+ * but init.policy (a3), which came later than the catalog's other fields:
+ * traces of older runtimes lack it, and no meta policy is written. */
+#define NEED_FLAGS(ev, EV, g, a1, a2, a3, text, n_json)                                        \
+ [EV_##EV] = REC_F_P | REC_F_M | ((g) != NULL ? REC_F_G : 0) | ((a1) != NULL ? REC_F_A1 : 0) | \
+	     ((a2) != NULL ? REC_F_A2 : 0) | ((a3) != NULL && EV_##EV != EV_INIT ? REC_F_A3 : 0),
+static const uint32_t need_flags[EV_COUNT] = {WSR_CAT_COLUMNS(NEED_FLAGS)};
+#undef NEED_FLAGS
+
+/* The fields of catalog event r: present, and p, m and g in range. */
+static int fields(const struct validator *v, const struct wsr_rec *r, const char *extra, int maxp,
+		  uint64_t index, struct wsr_err *err)
+{
+	if (!(r->flags & REC_F_P) || !(r->flags & REC_F_M)) {
+		err_input(err, "%s: event wsr:%s lacks the fields p and m of the wsr catalog",
+			  v->trace, wsr_catalog[r->ev].name);
+		return -1;
+	}
+	if (r->p < -1 || r->p >= maxp)
+		return bad(v, index, r, extra, err, "p", r->p);
+	if (r->m < -1 || r->m >= WSR_MAX_M)
+		return bad(v, index, r, extra, err, "m", r->m);
+	const struct wsr_catalog_entry *c = &wsr_catalog[r->ev];
+	if (c->g != NULL) {
+		if (!(r->flags & REC_F_G)) {
+			err_input(err, "%s: event wsr:%s lacks its field %s", v->trace, c->name,
+				  c->g);
+			return -1;
+		}
+		if (r->g < 0 || r->g >= WSR_MAX_G)
+			return bad(v, index, r, extra, err, "g", r->g);
+	}
+	for (int k = 0; k < 3; k++) {
+		uint32_t bit = (uint32_t)REC_F_A1 << k;
+		if (c->a[k] != NULL && !(r->flags & bit) && (need_flags[r->ev] & bit)) {
+			err_input(err, "%s: event wsr:%s lacks its field %s", v->trace, c->name,
+				  c->a[k]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int validate_event(const struct validator *v, const struct wsr_rec *r, const char *extra,
 		   int gomaxprocs, uint64_t index, struct wsr_err *err)
 {
@@ -127,36 +171,13 @@ int validate_event(const struct validator *v, const struct wsr_rec *r, const cha
 	}
 	if (r->ev >= EV_COUNT)
 		return 0;
-	if (!(r->flags & REC_F_P) || !(r->flags & REC_F_M)) {
-		err_input(err, "%s: event wsr:%s lacks the fields p and m of the wsr catalog",
-			  v->trace, wsr_catalog[r->ev].name);
+	/* Every field present and in range (the common case) in one test;
+	 * otherwise the checks one by one say which is wrong. */
+	uint32_t need = need_flags[r->ev];
+	if (((r->flags & need) != need || r->p < -1 || r->p >= maxp || r->m < -1 ||
+	     r->m >= WSR_MAX_M || ((need & REC_F_G) && (r->g < 0 || r->g >= WSR_MAX_G))) &&
+	    fields(v, r, extra, maxp, index, err) < 0)
 		return -1;
-	}
-	if (r->p < -1 || r->p >= maxp)
-		return bad(v, index, r, extra, err, "p", r->p);
-	if (r->m < -1 || r->m >= WSR_MAX_M)
-		return bad(v, index, r, extra, err, "m", r->m);
-	const struct wsr_catalog_entry *c = &wsr_catalog[r->ev];
-	if (c->g != NULL) {
-		if (!(r->flags & REC_F_G)) {
-			err_input(err, "%s: event wsr:%s lacks its field %s", v->trace, c->name,
-				  c->g);
-			return -1;
-		}
-		if (r->g < 0 || r->g >= WSR_MAX_G)
-			return bad(v, index, r, extra, err, "g", r->g);
-	}
-	for (int k = 0; k < 3; k++) {
-		uint32_t bit = (uint32_t)REC_F_A1 << k;
-		/* init.policy (a3) came later than the catalog's other fields:
-		 * traces of older runtimes lack it, and no meta policy is written. */
-		bool optional = r->ev == EV_INIT && k == 2;
-		if (c->a[k] != NULL && !(r->flags & bit) && !optional) {
-			err_input(err, "%s: event wsr:%s lacks its field %s", v->trace, c->name,
-				  c->a[k]);
-			return -1;
-		}
-	}
 	switch (r->ev) {
 	case EV_INIT:
 		if (r->a1 < 1 || r->a1 > WSR_MAX_P)
