@@ -13,7 +13,7 @@
  * The values. They are sched_latency's rows: gstate.c g_close() counts the
  * dur of each g_interval row it writes with state runnable and cut 0.
  * latency_count() appends each to a spill file (8 bytes, LAT_SPILL at a
- * time; an unlinked file beside the database), which the pass reads back
+ * time; a file with no name beside the database), which the pass reads back
  * in order. Reading them back from g_interval's column blocks instead (an
  * SQL scan of the table) cost the deriver 712 M instructions of a
  * 1.46M-event ingestion's 4.13 G, for 364k values; three queries, one per
@@ -29,6 +29,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,30 +60,51 @@ static void lat_bounds(int b, int64_t *lo, int64_t *last)
 	*last = *lo + (((int64_t)1 << (e - 3)) - 1);
 }
 
+/* A file with no name in the directory of path (O_TMPFILE: nothing is left
+ * behind whatever kills this process), or, where the file system cannot,
+ * one created and unlinked at once; -1 with errno. */
+static int nameless_file_beside(const char *path)
+{
+	char *dir = strdup(path), *slash;
+	int fd = -1;
+
+	if (dir == NULL)
+		return -1;
+	slash = strrchr(dir, '/');
+	if (slash == NULL)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	free(dir);
+	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+		return fd;
+	char *tmp = NULL;
+	if (asprintf(&tmp, "%s.latXXXXXX", path) < 0)
+		return -1;
+	fd = mkstemp(tmp);
+	if (fd >= 0)
+		unlink(tmp);
+	free(tmp);
+	return fd;
+}
+
 int latency_open(struct latency *l, sqlite3 *db, struct wsr_err *err)
 {
 	const char *path = sqlite3_db_filename(db, "main");
-	char *tmp = NULL;
 
 	if (path != NULL && path[0] != '\0') {
-		int fd = -1;
-		if (asprintf(&tmp, "%s.latXXXXXX", path) < 0) {
-			tmp = NULL;
-			err_push(err, "out of memory");
-			return -1;
-		}
-		if ((fd = mkstemp(tmp)) >= 0) {
-			unlink(tmp);
-			if ((l->spill = fdopen(fd, "w+b")) == NULL)
-				close(fd);
-		}
+		int fd = nameless_file_beside(path);
+		if (fd >= 0 && (l->spill = fdopen(fd, "w+b")) == NULL)
+			close(fd);
 	} else {
 		l->spill = tmpfile();
 	}
 	if (l->spill == NULL)
-		err_push(err, "latency: cannot create %s: %s",
-			 tmp != NULL ? tmp : "a temporary file", strerror(errno));
-	free(tmp);
+		err_push(err, "latency: cannot create a temporary file beside %s: %s",
+			 path != NULL && path[0] != '\0' ? path : "the database", strerror(errno));
 	return l->spill != NULL ? 0 : -1;
 }
 

@@ -5,7 +5,7 @@
  * Invariants: latency_count() is called once per runnable interval that is
  *   not cut, with its length; latency_meta() then writes the exact
  *   nearest-rank p50/p90/p99 and the max, from one pass over the values
- *   counted (spilled to an unlinked file as they come) that keeps only the
+ *   counted (spilled to a file with no name as they come) that keeps only the
  *   buckets holding those ranks.
  * Concurrency: one thread.
  */
@@ -26,14 +26,14 @@ struct latency {
 	uint64_t hist[LAT_BUCKETS];
 	uint64_t n;
 	int64_t max;
-	FILE *spill;            /* every value counted, in order (unlinked) */
+	FILE *spill;            /* every value counted, in order (no name) */
 	int64_t buf[LAT_SPILL]; /* the values not yet in it */
 	int nbuf;
 	int spill_errno; /* the first write to it that failed (0: none) */
 };
 
-/* Opens the spill file beside the database file (a temporary file when
- * the database has none). */
+/* Opens the spill file in the database file's directory, with no name
+ * (a temporary file when the database has none). */
 int latency_open(struct latency *l, sqlite3 *db, struct wsr_err *err);
 void latency_close(struct latency *l);
 void latency_count(struct latency *l, int64_t v);
