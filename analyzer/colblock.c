@@ -80,61 +80,6 @@ static uint32_t cb_sum(const uint8_t *p, size_t n)
 	return (uint32_t)h;
 }
 
-static void put_varint(struct sbuf *o, uint64_t x)
-{
-	uint8_t b[10];
-	int n = 0;
-
-	while (x >= 0x80) {
-		b[n++] = (uint8_t)(x | 0x80);
-		x >>= 7;
-	}
-	b[n++] = (uint8_t)x;
-	sb_add(o, b, (size_t)n);
-}
-
-static uint64_t zig(uint64_t d)
-{
-	int64_t s = (int64_t)d;
-	return (d << 1) ^ (uint64_t)(s >> 63);
-}
-
-static uint64_t unzig(uint64_t z)
-{
-	return (z >> 1) ^ (0 - (z & 1));
-}
-
-/* Fewer than 10 bytes left, or a varint longer than 64 bits: false. */
-static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
-{
-	uint64_t x = 0;
-
-	for (int shift = 0; shift < 64; shift += 7) {
-		if (*p >= end)
-			return false;
-		uint8_t c = *(*p)++;
-		if (shift == 63 && c > 1)
-			return false;
-		x |= (uint64_t)(c & 0x7f) << shift;
-		if ((c & 0x80) == 0) {
-			*out = x;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* x as a varint at p; the byte after it. */
-static inline uint8_t *vput(uint8_t *p, uint64_t x)
-{
-	while (x >= 0x80) {
-		*p++ = (uint8_t)(x | 0x80);
-		x >>= 7;
-	}
-	*p++ = (uint8_t)x;
-	return p;
-}
-
 /* The delta runs of the m values v (their deltas into d, m entries), at p:
  * at most 2 varints of a run's header and value per value. */
 static uint8_t *enc_deltas(uint8_t *p, const uint64_t *v, uint32_t m, uint64_t *d)
@@ -155,31 +100,21 @@ static uint8_t *enc_deltas(uint8_t *p, const uint64_t *v, uint32_t m, uint64_t *
 			continue;
 		}
 		if (k > lit) {
-			p = vput(p, (uint64_t)(k - lit) << 1 | 1);
+			p = varint_put(p, (uint64_t)(k - lit) << 1 | 1);
 			for (uint32_t j = lit; j < k; j++)
-				p = vput(p, zig(d[j]));
+				p = varint_put(p, zigzag(d[j]));
 		}
-		p = vput(p, (uint64_t)r << 1);
-		p = vput(p, zig(d[k]));
+		p = varint_put(p, (uint64_t)r << 1);
+		p = varint_put(p, zigzag(d[k]));
 		k += r;
 		lit = k;
 	}
 	if (m > lit) {
-		p = vput(p, (uint64_t)(m - lit) << 1 | 1);
+		p = varint_put(p, (uint64_t)(m - lit) << 1 | 1);
 		for (uint32_t j = lit; j < m; j++)
-			p = vput(p, zig(d[j]));
+			p = varint_put(p, zigzag(d[j]));
 	}
 	return p;
-}
-
-static size_t varint_len(uint64_t x)
-{
-	size_t n = 1;
-	while (x >= 0x80) {
-		x >>= 7;
-		n++;
-	}
-	return n;
 }
 
 /* The m values v packed on w bits each from min, at p. */
@@ -188,7 +123,7 @@ static uint8_t *enc_packed(uint8_t *p, const uint64_t *v, uint32_t m, uint64_t m
 	uint64_t acc = 0;
 	int bits = 0;
 
-	p = vput(p, zig(min));
+	p = varint_put(p, zigzag(min));
 	*p++ = (uint8_t)w;
 	if (w == 0)
 		return p;
@@ -263,7 +198,7 @@ static void enc_ints(struct sbuf *o, const int64_t *v, const uint8_t *null, uint
 	int w = 0;
 	for (uint64_t span = max - min; span != 0; span >>= 1)
 		w++;
-	size_t packed = varint_len(zig(min)) + 1 + ((size_t)m * (size_t)w + 7) / 8;
+	size_t packed = varint_len(zigzag(min)) + 1 + ((size_t)m * (size_t)w + 7) / 8;
 	/* the most it takes: the mode, the NULLs (a varint per run, or the
 	 * bitmap), then the deltas (two varints per value at most) or packed */
 	size_t most = 1 + 10 * ((size_t)runs + 2) + (n + 7) / 8 + 20 * (size_t)m + packed + 16;
@@ -272,19 +207,19 @@ static void enc_ints(struct sbuf *o, const int64_t *v, const uint8_t *null, uint
 		return;
 	*p++ = 0;
 	if (nullmode == 2) {
-		p = vput(p, runs + 1);
+		p = varint_put(p, runs + 1);
 		in_null = false;
 		len = 0;
 		for (uint32_t r = 0; r < n; r++) {
 			bool isnull = null[r] != 0;
 			if (isnull != in_null) {
-				p = vput(p, len);
+				p = varint_put(p, len);
 				len = 0;
 				in_null = isnull;
 			}
 			len++;
 		}
-		p = vput(p, len);
+		p = varint_put(p, len);
 	} else if (nullmode == 3) {
 		for (uint32_t r = 0; r < n; r += 8) {
 			uint8_t b = 0;
@@ -379,10 +314,10 @@ static int enc_text(struct sbuf *o, const struct cb_col_in *c, uint32_t n, int64
 			at = (at + 1) & dc.mask;
 		}
 	}
-	put_varint(o, dc.n);
+	sb_varint(o, dc.n);
 	for (uint32_t i = 0; i < dc.n; i++) {
 		uint32_t f = dc.first[i];
-		put_varint(o, c->len[f]);
+		sb_varint(o, c->len[f]);
 		sb_add(o, text_of(c, f), c->len[f]);
 	}
 	enc_ints(o, idx, c->null, n, d);
@@ -458,7 +393,7 @@ static void put_set(struct sbuf *zone, const struct cb_col_in *c, uint32_t nrows
 		bytes = half;
 		log--;
 	}
-	put_varint(zone, log);
+	sb_varint(zone, log);
 	sb_add(zone, set, bytes);
 }
 
@@ -500,36 +435,36 @@ int cb_encode(const struct cb_col_in *cols, uint32_t ncols, uint32_t nrows, stru
 	}
 	sb_add(blob, "WB", 2);
 	sb_putc(blob, CB_VERSION);
-	put_varint(blob, nrows);
-	put_varint(blob, ncols);
+	sb_varint(blob, nrows);
+	sb_varint(blob, ncols);
 	size_t at = 0;
 	for (uint32_t c = 0; c < ncols; c++) {
 		uint32_t sum = cb_sum((const uint8_t *)pay.buf + at, sizes[c]);
 		uint8_t sb[4] = {(uint8_t)sum, (uint8_t)(sum >> 8), (uint8_t)(sum >> 16),
 				 (uint8_t)(sum >> 24)};
 		sb_putc(blob, (char)cols[c].type);
-		put_varint(blob, sizes[c]);
+		sb_varint(blob, sizes[c]);
 		sb_add(blob, sb, 4);
 		at += sizes[c];
 	}
 	sb_add(blob, pay.buf, pay.len);
 	if (zone != NULL) {
 		size_t zat = zone->len;
-		put_varint(zone, nrows);
-		put_varint(zone, ncols);
+		sb_varint(zone, nrows);
+		sb_varint(zone, ncols);
 		for (uint32_t c = 0; c < ncols; c++) {
-			put_varint(zone, zs[c].nnull);
+			sb_varint(zone, zs[c].nnull);
 			if (zs[c].nnull == nrows)
 				continue;
 			if (cols[c].type == CB_INT) {
-				put_varint(zone, zig((uint64_t)zs[c].min));
-				put_varint(zone, zig((uint64_t)zs[c].max));
+				sb_varint(zone, zigzag((uint64_t)zs[c].min));
+				sb_varint(zone, zigzag((uint64_t)zs[c].max));
 				if (cols[c].set)
 					put_set(zone, &cols[c], nrows);
 				else
-					put_varint(zone, 0);
+					sb_varint(zone, 0);
 			} else {
-				put_varint(zone, zs[c].mask);
+				sb_varint(zone, zs[c].mask);
 			}
 		}
 		if (!zone->oom) {
@@ -559,8 +494,8 @@ int cb_zone_decode(const void *data, size_t len, uint32_t ncols, const uint8_t *
 		snprintf(err, errlen, "zone map: checksum mismatch");
 		return -1;
 	}
-	if (!get_varint(&p, end, &n) || n == 0 || n > CB_MAX_ROWS ||
-	    !get_varint(&p, end, &k) || k != ncols) {
+	if (!varint_get(&p, end, &n) || n == 0 || n > CB_MAX_ROWS ||
+	    !varint_get(&p, end, &k) || k != ncols) {
 		snprintf(err, errlen, "zone map: not one of %u columns", ncols);
 		return -1;
 	}
@@ -568,17 +503,17 @@ int cb_zone_decode(const void *data, size_t len, uint32_t ncols, const uint8_t *
 	for (uint32_t c = 0; c < ncols; c++) {
 		struct cb_zone *z = &zones[c];
 		memset(z, 0, sizeof(*z));
-		if (!get_varint(&p, end, &x) || x > n)
+		if (!varint_get(&p, end, &x) || x > n)
 			goto bad;
 		z->nnull = (uint32_t)x;
 		if (x == n)
 			continue;
 		if (types[c] == CB_INT) {
-			if (!get_varint(&p, end, &x) || !get_varint(&p, end, &y))
+			if (!varint_get(&p, end, &x) || !varint_get(&p, end, &y))
 				goto bad;
-			z->min = (int64_t)unzig(x);
-			z->max = (int64_t)unzig(y);
-			if (z->min > z->max || !get_varint(&p, end, &x) ||
+			z->min = (int64_t)unzigzag(x);
+			z->max = (int64_t)unzigzag(y);
+			if (z->min > z->max || !varint_get(&p, end, &x) ||
 			    (x != 0 && (x < SET_MIN_LOG || x > SET_MAX_LOG)))
 				goto bad;
 			z->set_log = (uint8_t)x;
@@ -589,7 +524,7 @@ int cb_zone_decode(const void *data, size_t len, uint32_t ncols, const uint8_t *
 				z->set_at = (uint32_t)(p - (const uint8_t *)data);
 				p += bytes;
 			}
-		} else if (!get_varint(&p, end, &z->mask) || z->mask == 0) {
+		} else if (!varint_get(&p, end, &z->mask) || z->mask == 0) {
 			goto bad;
 		}
 	}
@@ -637,7 +572,7 @@ int cb_open(struct cb_block *b, const void *data, size_t len, uint32_t ncols,
 		return -1;
 	}
 	p += 3;
-	if (!get_varint(&p, end, &n) || n == 0 || n > CB_MAX_ROWS || !get_varint(&p, end, &k)) {
+	if (!varint_get(&p, end, &n) || n == 0 || n > CB_MAX_ROWS || !varint_get(&p, end, &k)) {
 		snprintf(err, errlen, "truncated header");
 		return -1;
 	}
@@ -647,7 +582,7 @@ int cb_open(struct cb_block *b, const void *data, size_t len, uint32_t ncols,
 	}
 	for (uint32_t c = 0; c < ncols; c++) {
 		struct cb_col *cl = &b->cols[c];
-		if (p >= end || !(cl->type = *p++, get_varint(&p, end, &size)) || end - p < 4) {
+		if (p >= end || !(cl->type = *p++, varint_get(&p, end, &size)) || end - p < 4) {
 			snprintf(err, errlen, "truncated header");
 			return -1;
 		}
@@ -687,7 +622,7 @@ static inline bool get_varint_fast(const uint8_t **p, const uint8_t *end, uint64
 		*out = *(*p)++;
 		return true;
 	}
-	return get_varint(p, end, out);
+	return varint_get(p, end, out);
 }
 
 /* The m values of a delta-run section [*p, end) into c->v at the rows not
@@ -708,7 +643,7 @@ static const char *dec_deltas(struct cb_col *c, const uint8_t **p, const uint8_t
 		if ((h & 1) == 0) {
 			if (!get_varint_fast(p, end, &z))
 				return "truncated run";
-			uint64_t d = unzig(z);
+			uint64_t d = unzigzag(z);
 			if (dense) {
 				for (uint64_t i = 0; i < cnt; i++) {
 					prev += d;
@@ -728,7 +663,7 @@ static const char *dec_deltas(struct cb_col *c, const uint8_t **p, const uint8_t
 		for (uint64_t i = 0; i < cnt; i++, k++) {
 			if (!get_varint_fast(p, end, &z))
 				return "truncated run";
-			prev += unzig(z);
+			prev += unzigzag(z);
 			if (dense) {
 				v[k] = (int64_t)prev;
 				continue;
@@ -741,17 +676,6 @@ static const char *dec_deltas(struct cb_col *c, const uint8_t **p, const uint8_t
 	return NULL;
 }
 
-static inline uint64_t load_le64(const uint8_t *b)
-{
-	uint64_t x;
-
-	memcpy(&x, b, sizeof(x));
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	x = __builtin_bswap64(x);
-#endif
-	return x;
-}
-
 /* The m packed values [*p, end) into c->v at the rows not NULL (dense: no
  * row is NULL). */
 static const char *dec_packed(struct cb_col *c, const uint8_t **p, const uint8_t *end,
@@ -759,9 +683,9 @@ static const char *dec_packed(struct cb_col *c, const uint8_t **p, const uint8_t
 {
 	uint64_t z;
 
-	if (!get_varint(p, end, &z) || *p >= end)
+	if (!varint_get(p, end, &z) || *p >= end)
 		return "truncated packed values";
-	uint64_t min = unzig(z);
+	uint64_t min = unzigzag(z);
 	int w = *(*p)++;
 	if (w > 64)
 		return "bad bit width";
@@ -776,7 +700,7 @@ static const char *dec_packed(struct cb_col *c, const uint8_t **p, const uint8_t
 		uint64_t x = 0;
 		if (w <= 56 && (off >> 3) + 8 <= nbytes) {
 			/* the value's bits within one unaligned 8-byte load */
-			x = (load_le64(b + (off >> 3)) >> (off & 7)) & mask;
+			x = (le64_load(b + (off >> 3)) >> (off & 7)) & mask;
 			off += (uint64_t)w;
 		} else {
 			for (int got = 0; got < w;) {
@@ -822,10 +746,10 @@ static const char *dec_ints(struct cb_col *c, const uint8_t **p, const uint8_t *
 		break;
 	case 2: {
 		uint32_t r = 0;
-		if (!get_varint(p, end, &runs) || runs > 2 * (uint64_t)n + 1)
+		if (!varint_get(p, end, &runs) || runs > 2 * (uint64_t)n + 1)
 			return "bad NULL runs";
 		for (uint64_t i = 0; i < runs; i++) {
-			if (!get_varint(p, end, &len) || len > n - r)
+			if (!varint_get(p, end, &len) || len > n - r)
 				return "NULL runs past the block's rows";
 			memset(c->null + r, (int)(i & 1), len);
 			if ((i & 1) == 0)
@@ -883,7 +807,7 @@ int cb_decode_col(struct cb_block *b, uint32_t ci, char *err, size_t errlen)
 		return -1;
 	}
 	if (c->type == CB_TEXT) {
-		if (!get_varint(&p, end, &nd) || nd > b->nrows) {
+		if (!varint_get(&p, end, &nd) || nd > b->nrows) {
 			why = "bad dictionary size";
 			goto bad;
 		}
@@ -901,7 +825,7 @@ int cb_decode_col(struct cb_block *b, uint32_t ci, char *err, size_t errlen)
 			c->dcap = (uint32_t)nd;
 		}
 		for (uint32_t i = 0; i < nd; i++) {
-			if (!get_varint(&p, end, &l) || l > (uint64_t)(end - p)) {
+			if (!varint_get(&p, end, &l) || l > (uint64_t)(end - p)) {
 				why = "truncated dictionary";
 				goto bad;
 			}

@@ -1,8 +1,8 @@
 /*
- * sbuf.c - growable byte buffer, the one JSON string escaper (json_escape),
- * used by every JSON writer of wsr: reports, diff, wsr-run.json, the viewer,
- * and the one XML/HTML text escaper (xml_fputs: the JUnit report, the
- * scaling page).
+ * sbuf.c - growable byte buffer (varints appended by sb_varint: the column
+ * blocks), the one JSON string escaper (json_escape), used by every JSON
+ * writer of wsr: reports, diff, wsr-run.json, the viewer, and the one
+ * XML/HTML text escaper (xml_fputs: the JUnit report, the scaling page).
  *
  * Invariants:
  *   - cap doubles on growth, so n appends cost O(total length).
@@ -107,6 +107,14 @@ void sb_printf(struct sbuf *sb, const char *fmt, ...)
 	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
 	va_end(ap);
 	sb->len += (size_t)n;
+}
+
+void sb_varint(struct sbuf *sb, uint64_t x)
+{
+	uint8_t *p = (uint8_t *)sb_room(sb, 10);
+
+	if (p != NULL)
+		sb_commit(sb, (size_t)(varint_put(p, x) - p));
 }
 
 void sb_i64(struct sbuf *sb, int64_t v)
