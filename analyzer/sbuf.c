@@ -74,6 +74,17 @@ void sb_commit(struct sbuf *sb, size_t n)
 	sb->buf[sb->len] = '\0';
 }
 
+void sb_replace(struct sbuf *sb, size_t at, size_t n, const void *data, size_t k)
+{
+	if ((n == 0 && k == 0) || (k > n && reserve(sb, k - n) < 0) || sb->oom)
+		return;
+	memmove(sb->buf + at + k, sb->buf + at + n, sb->len - at - n);
+	if (k > 0)
+		memcpy(sb->buf + at, data, k);
+	sb->len = sb->len - n + k;
+	sb->buf[sb->len] = '\0';
+}
+
 void sb_add(struct sbuf *sb, const void *data, size_t n)
 {
 	if (reserve(sb, n) < 0)

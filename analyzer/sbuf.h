@@ -41,6 +41,9 @@ void sb_add(struct sbuf *sb, const void *data, size_t n);
  * memory, oom set), then sb_commit() of the k <= n bytes written. */
 char *sb_room(struct sbuf *sb, size_t n);
 void sb_commit(struct sbuf *sb, size_t n);
+/* Replaces the n bytes at offset at (at + n <= len) by the k bytes of data,
+ * what follows them moved up or down. */
+void sb_replace(struct sbuf *sb, size_t at, size_t n, const void *data, size_t k);
 void sb_puts(struct sbuf *sb, const char *s);
 void sb_putc(struct sbuf *sb, char c);
 void sb_printf(struct sbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
