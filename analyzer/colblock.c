@@ -347,13 +347,6 @@ static void enc_ints(struct sbuf *o, const int64_t *v, const uint8_t *null, uint
 	sb_commit(o, (size_t)(p - p0));
 }
 
-struct dict {
-	uint32_t *slot; /* index + 1 of the entry, 0: empty */
-	uint32_t mask;
-	uint32_t n;
-	uint32_t *first; /* the first row of each entry */
-};
-
 static uint64_t hash_text(const void *s, uint32_t len)
 {
 	const uint8_t *p = s;
@@ -372,67 +365,101 @@ uint64_t cb_text_bit(const void *s, size_t len)
 }
 
 /* Row r's text ("" when the column has no bytes at all). */
-static const char *text_of(const struct cb_col_in *c, uint32_t r)
+static const uint8_t *text_of(const struct cb_col_in *c, uint32_t r)
 {
-	return c->text != NULL ? c->text + c->v[r] : "";
+	return (const uint8_t *)(c->text != NULL ? c->text + c->v[r] : "");
+}
+
+/* The hash of a text in the encoder's dictionary (not cb_text_bit's), 8
+ * bytes a load: the last 8 (or 4 and 4) read as one, over what came before.
+ * Up to 8 bytes, those are one word w and the hash a bijection of w. */
+static inline uint64_t dict_hash(const uint8_t *s, uint32_t len)
+{
+	uint64_t h = len, w = 0;
+	uint32_t a, b;
+
+	for (uint32_t i = 0; i + 8 < len; i += 8)
+		h = (h ^ le64_load(s + i)) * 0x9e3779b97f4a7c15ull;
+	if (len >= 8) {
+		w = le64_load(s + len - 8);
+	} else if (len >= 4) {
+		memcpy(&a, s, 4);
+		memcpy(&b, s + len - 4, 4);
+		w = a | (uint64_t)b << 32;
+	} else if (len > 0) {
+		w = s[0] | (uint64_t)s[len / 2] << 8 | (uint64_t)s[len - 1] << 16;
+	}
+	h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+	return h ^ h >> 32;
+}
+
+/* The dictionary's table (index + 1 of an entry, 0: none) at 4 times its
+ * size, for the nd entries of hashes eh. */
+static int dict_grow(uint32_t **slot, uint32_t *size, const uint64_t *eh, uint32_t nd)
+{
+	uint32_t sz = *size * 4, *t = calloc(sz, sizeof(*t));
+
+	for (uint32_t i = 0; i < nd && t != NULL; i++) {
+		uint32_t at = (uint32_t)eh[i] & (sz - 1);
+		while (t[at] != 0)
+			at = (at + 1) & (sz - 1);
+		t[at] = i + 1;
+	}
+	if (t == NULL)
+		return -1;
+	free(*slot);
+	*slot = t;
+	*size = sz;
+	return 0;
 }
 
 /* The dictionary and indices of a text column at the end of o, and z's
- * nnull and mask (idx: scratch of nrows entries, mask: of nrows bits). */
+ * nnull and mask (idx: scratch of nrows entries, mask: of nrows bits). The
+ * dictionary's table starts small and stays at most half full. */
 static int enc_text(struct sbuf *o, const struct cb_col_in *c, uint32_t n, int64_t *idx,
 		    uint64_t *mask, struct cb_zone *z)
 {
-	struct dict dc = {0};
+	uint32_t size = 64, nd = 0, *slot = calloc(size, sizeof(*slot));
+	uint32_t *first = malloc(n * sizeof(*first)); /* each entry's first row */
+	uint64_t *eh = malloc(n * sizeof(*eh));       /* and its dict_hash */
+	bool ok = slot != NULL && first != NULL && eh != NULL;
+	/* a column of NULLs (most blocks of a text seldom set) has no texts to look at */
+	uint32_t r = null_mask(c->null, n, mask) == n ? n : 0;
 	struct cb_zone iz;
-	uint32_t size = 16;
 
-	while (size < 2 * n)
-		size *= 2;
-	dc.slot = calloc(size, sizeof(*dc.slot));
-	dc.first = malloc(n * sizeof(*dc.first));
-	if (dc.slot == NULL || dc.first == NULL) {
-		free(dc.slot);
-		free(dc.first);
-		return -1;
-	}
-	dc.mask = size - 1;
-	for (uint32_t r = 0; r < n; r++) {
-		if (c->null[r]) {
-			idx[r] = 0;
+	for (; r < n && ok; r++) {
+		if (c->null[r])
 			continue;
+		const uint8_t *s = text_of(c, r);
+		uint32_t len = c->len[r], e;
+		uint64_t h = dict_hash(s, len);
+		uint32_t at = (uint32_t)h & (size - 1);
+		/* texts of at most 8 bytes and of the same length differ in hash */
+		while ((e = slot[at]) != 0 && (eh[e - 1] != h || c->len[first[e - 1]] != len ||
+					       (len > 8 && memcmp(text_of(c, first[e - 1]), s, len))))
+			at = (at + 1) & (size - 1);
+		if (e == 0) {
+			first[nd] = r;
+			eh[nd] = h;
+			slot[at] = e = ++nd;
+			z->mask |= (uint64_t)1 << (hash_text(s, len) >> 58);
+			ok = 2 * nd <= size || dict_grow(&slot, &size, eh, nd) == 0;
 		}
-		const char *s = text_of(c, r);
-		uint32_t len = c->len[r];
-		uint64_t h = hash_text(s, len);
-		uint32_t at = (uint32_t)h & dc.mask;
-		for (;;) {
-			uint32_t e = dc.slot[at];
-			if (e == 0) {
-				dc.first[dc.n] = r;
-				dc.slot[at] = ++dc.n;
-				idx[r] = dc.n - 1;
-				z->mask |= (uint64_t)1 << (h >> 58);
-				break;
-			}
-			uint32_t f = dc.first[e - 1];
-			if (c->len[f] == len && memcmp(text_of(c, f), s, len) == 0) {
-				idx[r] = e - 1;
-				break;
-			}
-			at = (at + 1) & dc.mask;
+		idx[r] = e - 1;
+	}
+	if (ok) {
+		sb_varint(o, nd);
+		for (uint32_t i = 0; i < nd; i++) {
+			sb_varint(o, c->len[first[i]]);
+			sb_add(o, text_of(c, first[i]), c->len[first[i]]);
 		}
+		enc_ints(o, idx, c->null, n, idx, mask, &iz);
+		z->nnull = iz.nnull;
 	}
-	sb_varint(o, dc.n);
-	for (uint32_t i = 0; i < dc.n; i++) {
-		uint32_t f = dc.first[i];
-		sb_varint(o, c->len[f]);
-		sb_add(o, text_of(c, f), c->len[f]);
-	}
-	enc_ints(o, idx, c->null, n, idx, mask, &iz);
-	z->nnull = iz.nnull;
-	free(dc.slot);
-	free(dc.first);
-	return 0;
+	free(slot);
+	free(first);
+	free(eh);
+	return ok ? 0 : -1;
 }
 
 /* The SET_PROBES bit numbers of v in a set filter of 2^log bits: p + j * q
