@@ -304,12 +304,13 @@ static uint8_t *enc_packed(uint8_t *p, const int64_t *v, uint32_t m, uint64_t mi
 	return p;
 }
 
-/* An integer payload of n rows at the end of o, and z's nnull, min and max.
- * s: room for n values (it may be v), mask for n bits. */
+/* An integer payload of n rows (null NULL: no row is NULL) at the end of o,
+ * and z's nnull, min and max. s: room for n values (it may be v), mask for
+ * n bits. */
 static void enc_ints(struct sbuf *o, const int64_t *v, const uint8_t *null, uint32_t n,
 		     int64_t *s, uint64_t *mask, struct cb_zone *z)
 {
-	uint32_t nnull = null_mask(null, n, mask), m = n - nnull;
+	uint32_t nnull = null != NULL ? null_mask(null, n, mask) : 0, m = n - nnull;
 	int nullmode = nnull == 0 ? 0 : m == 0 ? 1 : 2;
 	int64_t mm[2] = {0, 0}; /* min, max */
 
@@ -424,11 +425,11 @@ static int enc_text(struct sbuf *o, const struct cb_col_in *c, uint32_t n, int64
 	uint64_t *eh = malloc(n * sizeof(*eh));       /* and its dict_hash */
 	bool ok = slot != NULL && first != NULL && eh != NULL;
 	/* a column of NULLs (most blocks of a text seldom set) has no texts to look at */
-	uint32_t r = null_mask(c->null, n, mask) == n ? n : 0;
+	uint32_t r = c->null != NULL && null_mask(c->null, n, mask) == n ? n : 0;
 	struct cb_zone iz;
 
 	for (; r < n && ok; r++) {
-		if (c->null[r])
+		if (c->null != NULL && c->null[r])
 			continue;
 		const uint8_t *s = text_of(c, r);
 		uint32_t len = c->len[r], e;
@@ -503,7 +504,7 @@ static void put_set(struct sbuf *zone, const struct cb_col_in *c, uint32_t nrows
 	memset(set, 0, (words = ((size_t)1 << log) / 64) * sizeof(*set));
 	for (uint32_t r = 0; r < nrows; r++) {
 		uint64_t bit[SET_PROBES];
-		if (c->null[r])
+		if (c->null != NULL && c->null[r])
 			continue;
 		set_probes(c->v[r], log, bit);
 #pragma GCC unroll 4

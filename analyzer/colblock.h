@@ -33,7 +33,7 @@ enum cb_type {
 /* One column of the rows to encode: nrows entries in each array. */
 struct cb_col_in {
 	uint8_t type;
-	const uint8_t *null;  /* nonzero: NULL (the value is then ignored) */
+	const uint8_t *null;  /* nonzero: NULL (the value is then ignored); NULL: none is */
 	const int64_t *v;     /* CB_INT: the values; CB_TEXT: offsets in text */
 	const uint32_t *len;  /* CB_TEXT: byte lengths */
 	const char *text;     /* CB_TEXT: the bytes the offsets point into */

@@ -377,6 +377,63 @@ static void bind_vals(sqlite3_stmt *st, const struct batch *b, const struct val 
 	}
 }
 
+/* Rows at, at + size, ... (n of them) of an integer column of that kind
+ * into v and (not C_I64) null, unrolled 4 times (a quarter of the loop's
+ * work); whether some row is NULL. */
+static inline uint8_t int_column(const char *at, size_t size, uint32_t n, uint8_t kind,
+				 int64_t *v, uint8_t *null)
+{
+	uint8_t any = 0;
+
+#pragma GCC unroll 4
+	for (uint32_t r = 0; r < n; r++, at += size) {
+		memcpy(&v[r], at, sizeof(v[r]));
+		if (kind != C_I64) {
+			null[r] = int_is_null(kind, v[r]);
+			any |= null[r];
+		}
+	}
+	return any;
+}
+
+/* Column cl of block bb as cb_encode() takes it, into v, null and len
+ * (BLOCK_ROWS entries each): one loop per kind, and no NULL array when no
+ * row is NULL. */
+static struct cb_col_in block_column(const struct block_build *bb, size_t size,
+				     const struct col *cl, int64_t *v, uint8_t *null, uint32_t *len)
+{
+	struct cb_col_in in = {.type = CB_INT, .null = null, .v = v, .set = cl->set};
+	const char *at = bb->rows + cl->off;
+	uint32_t n = bb->nrows;
+	uint8_t any = 0;
+
+	switch (cl->kind) {
+	case C_I64:
+		int_column(at, size, n, C_I64, v, null);
+		break;
+	case C_OPT:
+		any = int_column(at, size, n, C_OPT, v, null);
+		break;
+	case C_ID:
+		any = int_column(at, size, n, C_ID, v, null);
+		break;
+	default: /* C_TEXT: an offset in bb->text plus one, 0: NULL */
+		in = (struct cb_col_in){.type = CB_TEXT, .null = null, .v = v, .len = len,
+					.text = bb->text.buf};
+		for (uint32_t r = 0; r < n; r++, at += size) {
+			int64_t x;
+			memcpy(&x, at, sizeof(x));
+			null[r] = x == 0;
+			v[r] = x > 0 ? x - 1 : 0;
+			len[r] = x > 0 ? (uint32_t)strlen(bb->text.buf + v[r]) : 0;
+			any |= null[r];
+		}
+	}
+	if (!any)
+		in.null = NULL;
+	return in;
+}
+
 /* Encodes block bb of table k and inserts it and its zone map (writer). */
 static int write_block(struct rows *rw, int k, const struct block_build *bb)
 {
@@ -385,33 +442,10 @@ static int write_block(struct rows *rw, int k, const struct block_build *bb)
 	struct cb_col_in cols[MAX_COLS];
 	int rc;
 
-	for (int c = 0; c < t->ncols; c++) {
-		const struct col *cl = &t->cols[c];
-		int64_t *v = rw->cv + (size_t)c * BLOCK_ROWS;
-		uint8_t *null = rw->cnull + (size_t)c * BLOCK_ROWS;
-		uint32_t *len = rw->clen + (size_t)c * BLOCK_ROWS;
-		const char *at = bb->rows + cl->off;
-		for (uint32_t r = 0; r < bb->nrows; r++, at += t->size) {
-			int64_t x;
-			memcpy(&x, at, sizeof(x));
-			if (cl->kind == C_TEXT) {
-				null[r] = x == 0;
-				v[r] = x > 0 ? x - 1 : 0;
-				len[r] = x > 0 ? (uint32_t)strlen(bb->text.buf + v[r]) : 0;
-			} else {
-				null[r] = int_is_null(cl->kind, x);
-				v[r] = x;
-			}
-		}
-		cols[c] = (struct cb_col_in){
-			.type = cl->kind == C_TEXT ? CB_TEXT : CB_INT,
-			.null = null,
-			.v = v,
-			.len = len,
-			.text = bb->text.buf,
-			.set = cl->set,
-		};
-	}
+	for (int c = 0; c < t->ncols; c++)
+		cols[c] = block_column(bb, t->size, &t->cols[c], rw->cv + (size_t)c * BLOCK_ROWS,
+				       rw->cnull + (size_t)c * BLOCK_ROWS,
+				       rw->clen + (size_t)c * BLOCK_ROWS);
 	rw->blob.len = 0;
 	rw->zone.len = 0;
 	if (cb_encode(cols, (uint32_t)t->ncols, bb->nrows, &rw->blob, &rw->zone) < 0)
