@@ -44,12 +44,12 @@
  * small one; a lookup of a value the block lacks reads it with a chance of
  * about fill^4 (2.6% at 40%, 0.4% at 25%).
  *
- * The encoder passes over an integer column once to gather its values with
- * their min and max, which give packed's size; the delta runs are then
- * written as they come, given up once surely longer (packed is written
- * instead). The payloads go after room for the header, which then takes its
- * exact place. Its bytes are those of the straightforward encoder of
- * tests/analyzer/test-colblock-ref.c.
+ * The encoder passes over an integer column once to gather its values (from
+ * rows spread in memory: cb_col_in.stride) with their min and max, which
+ * give packed's size; the delta runs are then written as they come, given
+ * up once surely longer (packed is written instead). The payloads go after
+ * room for the header, which then takes its exact place. Its bytes are those
+ * of the straightforward encoder of tests/analyzer/test-colblock-ref.c.
  *
  * Invariants: as in colblock.h; the decoder checks every count and length
  * against what is left of the payload, and a payload must end exactly where
@@ -161,13 +161,14 @@ static size_t null_runs(const uint64_t *mask, uint32_t n, uint8_t *p, size_t mos
 	return bytes;
 }
 
-/* The values of the n rows v not NULL in mask (NULL: none is), in order
- * into s (which may be v: a value moves only down), and their min and max
- * into mm. Without NULLs, 4 rows a turn, a min and max each: a quarter of
- * the loop's work. */
-static void gather(const int64_t *v, const uint64_t *mask, uint32_t n, int64_t *s,
-		   int64_t mm[2])
+/* The values of the n rows not NULL in mask (NULL: none is), row r's at
+ * v + r * stride bytes, in order into s (which may be v when stride is 8: a
+ * value moves only down), and their min and max into mm. Without NULLs, 4
+ * rows a turn, a min and max each: a quarter of the loop's work. */
+static void gather(const int64_t *v, size_t stride, const uint64_t *mask, uint32_t n,
+		   int64_t *s, int64_t mm[2])
 {
+	const char *at = (const char *)v;
 	int64_t lo[4] = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX};
 	int64_t hi[4] = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN};
 	size_t m = 0;
@@ -176,13 +177,13 @@ static void gather(const int64_t *v, const uint64_t *mask, uint32_t n, int64_t *
 		for (; m + 4 <= n; m += 4)
 #pragma GCC unroll 4
 			for (size_t j = 0; j < 4; j++) {
-				int64_t x = v[m + j];
+				int64_t x = *(const int64_t *)(at + (m + j) * stride);
 				s[m + j] = x;
 				lo[j] = x < lo[j] ? x : lo[j];
 				hi[j] = x > hi[j] ? x : hi[j];
 			}
 		for (; m < n; m++) {
-			s[m] = v[m];
+			s[m] = *(const int64_t *)(at + m * stride);
 			lo[0] = s[m] < lo[0] ? s[m] : lo[0];
 			hi[0] = s[m] > hi[0] ? s[m] : hi[0];
 		}
@@ -191,7 +192,7 @@ static void gather(const int64_t *v, const uint64_t *mask, uint32_t n, int64_t *
 		uint64_t keep = ~mask[r0 / 64];
 		keep &= n - r0 >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << (n - r0)) - 1;
 		for (; keep != 0; keep &= keep - 1) {
-			int64_t x = v[r0 + (size_t)__builtin_ctzll(keep)];
+			int64_t x = *(const int64_t *)(at + (r0 + (size_t)__builtin_ctzll(keep)) * stride);
 			s[m++] = x;
 			lo[0] = x < lo[0] ? x : lo[0];
 			hi[0] = x > hi[0] ? x : hi[0];
@@ -304,11 +305,11 @@ static uint8_t *enc_packed(uint8_t *p, const int64_t *v, uint32_t m, uint64_t mi
 	return p;
 }
 
-/* An integer payload of n rows (null NULL: no row is NULL) at the end of o,
- * and z's nnull, min and max. s: room for n values (it may be v), mask for
- * n bits. */
-static void enc_ints(struct sbuf *o, const int64_t *v, const uint8_t *null, uint32_t n,
-		     int64_t *s, uint64_t *mask, struct cb_zone *z)
+/* An integer payload of n rows (row r's value at v + r * stride bytes;
+ * null NULL: no row is NULL) at the end of o, and z's nnull, min and max.
+ * s: room for n values (it may be v when stride is 8), mask for n bits. */
+static void enc_ints(struct sbuf *o, const int64_t *v, size_t stride, const uint8_t *null,
+		     uint32_t n, int64_t *s, uint64_t *mask, struct cb_zone *z)
 {
 	uint32_t nnull = null != NULL ? null_mask(null, n, mask) : 0, m = n - nnull;
 	int nullmode = nnull == 0 ? 0 : m == 0 ? 1 : 2;
@@ -317,7 +318,7 @@ static void enc_ints(struct sbuf *o, const int64_t *v, const uint8_t *null, uint
 	if (nullmode == 2 && null_runs(mask, n, NULL, (n + 7) / 8) > (n + 7) / 8)
 		nullmode = 3;
 	if (m > 0)
-		gather(v, nnull > 0 ? mask : NULL, n, s, mm);
+		gather(v, stride, nnull > 0 ? mask : NULL, n, s, mm);
 	z->nnull = nnull;
 	z->min = mm[0];
 	z->max = mm[1];
@@ -454,7 +455,7 @@ static int enc_text(struct sbuf *o, const struct cb_col_in *c, uint32_t n, int64
 			sb_varint(o, c->len[first[i]]);
 			sb_add(o, text_of(c, first[i]), c->len[first[i]]);
 		}
-		enc_ints(o, idx, c->null, n, idx, mask, &iz);
+		enc_ints(o, idx, sizeof(*idx), c->null, n, idx, mask, &iz);
 		z->nnull = iz.nnull;
 	}
 	free(slot);
@@ -496,7 +497,7 @@ bool cb_set_may_hold(const uint8_t *set, uint8_t log, int64_t v)
 static void put_set(struct sbuf *zone, const struct cb_col_in *c, uint32_t nrows, uint32_t nv)
 {
 	uint64_t set[((size_t)1 << SET_MAX_LOG) / 64];
-	size_t words;
+	size_t stride = c->stride != 0 ? c->stride : sizeof(*c->v), words;
 	uint32_t log = SET_MIN_LOG;
 
 	while (log < SET_MAX_LOG && ((uint64_t)1 << log) < 16 * (uint64_t)nv)
@@ -506,7 +507,7 @@ static void put_set(struct sbuf *zone, const struct cb_col_in *c, uint32_t nrows
 		uint64_t bit[SET_PROBES];
 		if (c->null != NULL && c->null[r])
 			continue;
-		set_probes(c->v[r], log, bit);
+		set_probes(*(const int64_t *)((const char *)c->v + r * stride), log, bit);
 #pragma GCC unroll 4
 		for (int j = 0; j < SET_PROBES; j++)
 			set[bit[j] >> 6] |= (uint64_t)1 << (bit[j] & 63);
@@ -585,7 +586,8 @@ int cb_encode(const struct cb_col_in *cols, uint32_t ncols, uint32_t nrows, stru
 		size_t before = blob->len;
 		memset(&zs[c], 0, sizeof(zs[c]));
 		if (ci->type == CB_INT)
-			enc_ints(blob, ci->v, ci->null, nrows, scratch, mask, &zs[c]);
+			enc_ints(blob, ci->v, ci->stride != 0 ? ci->stride : sizeof(*ci->v), ci->null,
+				 nrows, scratch, mask, &zs[c]);
 		else
 			failed = enc_text(blob, ci, nrows, scratch, mask, &zs[c]) < 0;
 		sizes[c] = blob->len - before;

@@ -38,6 +38,7 @@ struct cb_col_in {
 	const uint32_t *len;  /* CB_TEXT: byte lengths */
 	const char *text;     /* CB_TEXT: the bytes the offsets point into */
 	uint8_t set;          /* CB_INT: the zone map holds a set filter of the values */
+	size_t stride;        /* CB_INT: bytes from a row's value to the next's (0: 8) */
 };
 
 /* The zone map of one column of a block. */

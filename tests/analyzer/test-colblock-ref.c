@@ -1,11 +1,12 @@
 /*
  * test-colblock-ref.c - the block encoder (cb_encode) writes, byte for byte,
- * the blobs and zone maps of the straightforward encoder below (a frozen
- * copy of colblock.c's at 2063b4f, its names prefixed ref_), on columns
+ * the blobs and zone maps of the straightforward encoder below (colblock.c
+ * as it was before it was made fast, unchanged but for its name), on columns
  * of every shape: runs of every length around MIN_RUN, literal sections
  * whose header takes 1 to 3 bytes, packing on 0 to 64 bits, NULL runs and
  * bitmaps on row counts that are not multiples of 8 or 64, texts of every
- * length, set filters. A column without NULLs is also given as null = NULL.
+ * length, set filters. A column without NULLs is also given as null = NULL,
+ * and integers also spread in memory (cb_col_in.stride).
  *
  * Invariants: fixed seeds (a failure repeats). Concurrency: none.
  */
@@ -575,6 +576,8 @@ struct block {
 };
 
 static struct block B;
+/* Columns 0 and 1 spread 3 values apart, as rows of a struct are */
+static int64_t spread[2][3 * CB_MAX_ROWS];
 
 /* Texts of 0 to 20 bytes (NUL bytes and all), from a pool of `pool`. */
 static void fill_texts(int c, uint32_t n, uint32_t pool)
@@ -606,10 +609,16 @@ static void check_same(const uint8_t *types, const uint8_t *set, uint32_t ncols)
 		bool any = false;
 		for (uint32_t i = 0; i < B.n; i++)
 			any |= B.null[c][i] != 0;
-		ref[c] = (struct cb_col_in){types[c], B.null[c], B.v[c], B.len[c], B.text.buf, set[c]};
+		ref[c] = (struct cb_col_in){types[c], B.null[c], B.v[c], B.len[c], B.text.buf, set[c], 0};
 		fast[c] = ref[c];
 		if (!any && rnd() % 2)
 			fast[c].null = NULL;
+		if (c < 2 && types[c] == CB_INT) {
+			for (uint32_t i = 0; i < B.n; i++)
+				spread[c][3 * i] = B.v[c][i];
+			fast[c].v = spread[c];
+			fast[c].stride = 3 * sizeof(int64_t);
+		}
 	}
 	ASSERT_EQ(ref_encode(ref, ncols, B.n, &rb, &rz), 0);
 	ASSERT_EQ(cb_encode(fast, ncols, B.n, &fb, &fz), 0);
