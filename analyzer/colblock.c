@@ -44,6 +44,13 @@
  * small one; a lookup of a value the block lacks reads it with a chance of
  * about fill^4 (2.6% at 40%, 0.4% at 25%).
  *
+ * The encoder passes over an integer column once to gather its values (from
+ * rows spread in memory: cb_col_in.stride) with their min and max, which
+ * give packed's size; the delta runs are then written as they come, given
+ * up once surely longer (packed is written instead). The payloads go after
+ * room for the header, which then takes its exact place. Its bytes are those
+ * of the straightforward encoder of tests/analyzer/test-colblock-ref.c.
+ *
  * Invariants: as in colblock.h; the decoder checks every count and length
  * against what is left of the payload, and a payload must end exactly where
  * its values do.
@@ -63,16 +70,23 @@
 #define SET_MIN_LOG 6
 #define SET_MAX_LOG 16
 #define SET_PROBES 4
+/* The most a run takes back of what enc_deltas() wrote before it. */
+#define TAKE_BACK ((MIN_RUN - 1) * 10 + 1)
 
-/* A 32-bit checksum of n bytes, 8 at a time (little-endian words). */
+/* A 32-bit checksum of n bytes, 8 at a time (little-endian words, the last
+ * of what is left). */
 static uint32_t cb_sum(const uint8_t *p, size_t n)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
 
-	for (; n > 0; p += n >= 8 ? 8 : n, n -= n >= 8 ? 8 : n) {
+#pragma GCC unroll 2
+	for (; n >= 8; p += 8, n -= 8) {
+		h = (h ^ le64_load(p)) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	if (n > 0) {
 		uint64_t w = 0;
-		size_t k = n >= 8 ? 8 : n;
-		for (size_t i = 0; i < k; i++)
+		for (size_t i = 0; i < n; i++)
 			w |= (uint64_t)p[i] << (8 * i);
 		h = (h ^ w) * 0xff51afd7ed558ccdull;
 		h ^= h >> 32;
@@ -80,238 +94,260 @@ static uint32_t cb_sum(const uint8_t *p, size_t n)
 	return (uint32_t)h;
 }
 
-static void put_varint(struct sbuf *o, uint64_t x)
+static inline uint32_t pop64(uint64_t x)
 {
-	uint8_t b[10];
-	int n = 0;
+	x -= (x >> 1) & 0x5555555555555555ull;
+	x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+	return (uint32_t)((x * 0x0101010101010101ull) >> 56);
+}
 
-	while (x >= 0x80) {
-		b[n++] = (uint8_t)(x | 0x80);
-		x >>= 7;
+/* The NULLs of n rows as bits, row r's bit r % 64 of mask[r / 64], 8 rows a
+ * load (a byte's top bit set if it is not 0, then 8 such bits in a byte);
+ * their count. */
+static uint32_t null_mask(const uint8_t *null, uint32_t n, uint64_t *mask)
+{
+	const uint64_t low7 = 0x7f7f7f7f7f7f7f7full;
+	uint32_t nnull = 0;
+
+	for (uint32_t r0 = 0; r0 < n; r0 += 64) {
+		uint64_t bits = 0;
+		if (n - r0 >= 64) {
+#pragma GCC unroll 8
+			for (uint32_t j = 0; j < 64; j += 8) {
+				uint64_t x = le64_load(null + r0 + j);
+				x = (((x & low7) + low7) | x) & ~low7;
+				bits |= ((x >> 7) * 0x0102040810204080ull >> 56) << j;
+			}
+		} else {
+			for (uint32_t r = r0; r < n; r++)
+				bits |= (uint64_t)(null[r] != 0) << (r - r0);
+		}
+		mask[r0 / 64] = bits;
+		nnull += pop64(bits);
 	}
-	b[n++] = (uint8_t)x;
-	sb_add(o, b, (size_t)n);
+	return nnull;
 }
 
-static uint64_t zig(uint64_t d)
+/* Bit r % 64 of word w of the n rows of mask: row r starts a run (its NULL
+ * bit differs from row r - 1's; row -1 is a value). */
+static inline uint64_t run_starts(const uint64_t *mask, uint32_t w, uint32_t n)
 {
-	int64_t s = (int64_t)d;
-	return (d << 1) ^ (uint64_t)(s >> 63);
+	uint64_t t = mask[w] ^ (mask[w] << 1 | (w > 0 ? mask[w - 1] >> 63 : 0));
+
+	return n - 64 * w >= 64 ? t : t & (((uint64_t)1 << (n - 64 * w)) - 1);
 }
 
-static uint64_t unzig(uint64_t z)
+/* The bytes of mode 2's NULL runs of mask (the count of runs, then their
+ * lengths, values first, the first maybe 0), written at p unless it is NULL;
+ * if not written, a count past most once a byte per run is. */
+static size_t null_runs(const uint64_t *mask, uint32_t n, uint8_t *p, size_t most)
 {
-	return (z >> 1) ^ (0 - (z & 1));
+	uint32_t runs = 1, last = 0, nw = (n + 63) / 64;
+
+	for (uint32_t w = 0; w < nw; w++)
+		runs += pop64(run_starts(mask, w, n));
+	size_t bytes = varint_len(runs);
+	if (p == NULL && bytes + runs > most)
+		return bytes + runs;
+	p = p != NULL ? varint_put(p, runs) : NULL;
+	for (uint32_t w = 0; w <= nw; w++) /* and, past the words, the end at row n */
+		for (uint64_t t = w < nw ? run_starts(mask, w, n) : 1; t != 0; t &= t - 1) {
+			uint32_t r = w < nw ? 64 * w + (uint32_t)__builtin_ctzll(t) : n;
+			bytes += varint_len(r - last);
+			p = p != NULL ? varint_put(p, r - last) : NULL;
+			last = r;
+		}
+	return bytes;
 }
 
-/* Fewer than 10 bytes left, or a varint longer than 64 bits: false. */
-static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
+/* The values of the n rows not NULL in mask (NULL: none is), row r's at
+ * v + r * stride bytes, in order into s (which may be v when stride is 8: a
+ * value moves only down), and their min and max into mm. Without NULLs, 4
+ * rows a turn, a min and max each: a quarter of the loop's work. */
+static void gather(const int64_t *v, size_t stride, const uint64_t *mask, uint32_t n,
+		   int64_t *s, int64_t mm[2])
 {
-	uint64_t x = 0;
+	const char *at = (const char *)v;
+	int64_t lo[4] = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX};
+	int64_t hi[4] = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN};
+	size_t m = 0;
 
-	for (int shift = 0; shift < 64; shift += 7) {
-		if (*p >= end)
+	if (mask == NULL) {
+		for (; m + 4 <= n; m += 4)
+#pragma GCC unroll 4
+			for (size_t j = 0; j < 4; j++) {
+				int64_t x = *(const int64_t *)(at + (m + j) * stride);
+				s[m + j] = x;
+				lo[j] = x < lo[j] ? x : lo[j];
+				hi[j] = x > hi[j] ? x : hi[j];
+			}
+		for (; m < n; m++) {
+			s[m] = *(const int64_t *)(at + m * stride);
+			lo[0] = s[m] < lo[0] ? s[m] : lo[0];
+			hi[0] = s[m] > hi[0] ? s[m] : hi[0];
+		}
+	}
+	for (size_t r0 = 0; mask != NULL && r0 < n; r0 += 64) {
+		uint64_t keep = ~mask[r0 / 64];
+		keep &= n - r0 >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << (n - r0)) - 1;
+		for (; keep != 0; keep &= keep - 1) {
+			int64_t x = *(const int64_t *)(at + (r0 + (size_t)__builtin_ctzll(keep)) * stride);
+			s[m++] = x;
+			lo[0] = x < lo[0] ? x : lo[0];
+			hi[0] = x > hi[0] ? x : hi[0];
+		}
+	}
+	for (int j = 1; j < 4; j++) {
+		lo[0] = lo[j] < lo[0] ? lo[j] : lo[0];
+		hi[0] = hi[j] > hi[0] ? hi[j] : hi[0];
+	}
+	mm[0] = lo[0];
+	mm[1] = hi[0];
+}
+
+/* Closes the literal section whose header byte was kept at h, cnt deltas
+ * from h + 1 to p: a header longer than a byte moves them up. The new end. */
+static uint8_t *lit_close(uint8_t *h, uint32_t cnt, uint8_t *p)
+{
+	uint64_t x = (uint64_t)cnt << 1 | 1;
+	size_t len = varint_len(x);
+
+	if (len > 1)
+		memmove(h + len, h + 1, (size_t)(p - h - 1));
+	varint_put(h, x);
+	return p + len - 1;
+}
+
+/* Whether the MIN_RUN deltas up to value q's, d, all of the section from
+ * `from` (v: the first value), are equal, given value q - 1's is. */
+static inline bool run_ends_at(const int64_t *q, const int64_t *from, const int64_t *v,
+			       uint64_t d)
+{
+	for (int j = 2; j < MIN_RUN; j++)
+		if (q - from < j || (uint64_t)q[-j] - (q - j > v ? (uint64_t)q[-j - 1] : 0) != d)
 			return false;
-		uint8_t c = *(*p)++;
-		if (shift == 63 && c > 1)
-			return false;
-		x |= (uint64_t)(c & 0x7f) << shift;
-		if ((c & 0x80) == 0) {
-			*out = x;
-			return true;
-		}
-	}
-	return false;
+	return q - from >= MIN_RUN - 1;
 }
 
-/* x as a varint at p; the byte after it. */
-static inline uint8_t *vput(uint8_t *p, uint64_t x)
+/* The delta runs of the m >= 1 values v at p, or NULL once they are sure to
+ * take more than budget bytes. A run is each longest stretch of at least
+ * MIN_RUN equal deltas; the deltas between runs go in literal sections.
+ * Each delta goes in the open section as it comes (the section's header
+ * byte kept, written when it ends), and the MIN_RUN-th equal one in a row
+ * takes the ones before it back out for a run: what is written shrinks by
+ * at most those and the header byte (TAKE_BACK). */
+static uint8_t *enc_deltas(uint8_t *p, const int64_t *v, uint32_t m, size_t budget)
 {
-	while (x >= 0x80) {
-		*p++ = (uint8_t)(x | 0x80);
-		x >>= 7;
-	}
-	*p++ = (uint8_t)x;
-	return p;
-}
+	uint8_t *most = p + budget, *lit = p++; /* the open section's header byte */
+	const int64_t *q = v, *e = v + m, *from = v; /* from: its first value */
+	uint64_t prev = 0, pd = 0; /* the value and the delta before q's */
 
-/* The delta runs of the m values v (their deltas into d, m entries), at p:
- * at most 2 varints of a run's header and value per value. */
-static uint8_t *enc_deltas(uint8_t *p, const uint64_t *v, uint32_t m, uint64_t *d)
-{
-	uint64_t prev = 0;
-
-	for (uint32_t k = 0; k < m; k++) {
-		d[k] = v[k] - prev;
-		prev = v[k];
-	}
-	uint32_t lit = 0, k = 0;
-	while (k < m) {
-		uint32_t r = 1;
-		while (k + r < m && d[k + r] == d[k])
-			r++;
-		if (r < MIN_RUN) {
-			k++;
-			continue;
+	for (; q < e; q++) {
+		uint64_t d = (uint64_t)*q - prev;
+		prev = (uint64_t)*q;
+		if (__builtin_expect(d == pd, 0) && run_ends_at(q, from, v, d)) {
+			/* a run from value q - MIN_RUN + 1, as long as the delta stays */
+			const int64_t *r = q - (MIN_RUN - 1);
+			p -= (MIN_RUN - 1) * varint_len(zigzag(d));
+			p = r > from ? lit_close(lit, (uint32_t)(r - from), p) : lit;
+			if (p + 2 > most) /* the run takes 2 bytes or more */
+				return NULL;
+			uint64_t next = prev + d;
+			for (q++; q < e && (uint64_t)*q == next; q++)
+				next += d;
+			p = varint_put(varint_put(p, (uint64_t)(q - r) << 1), zigzag(d));
+			if (q == e)
+				return p;
+			lit = p++; /* the value at q starts the next section */
+			from = q;
+			d = (uint64_t)*q - (uint64_t)q[-1];
+			prev = (uint64_t)*q;
 		}
-		if (k > lit) {
-			p = vput(p, (uint64_t)(k - lit) << 1 | 1);
-			for (uint32_t j = lit; j < k; j++)
-				p = vput(p, zig(d[j]));
-		}
-		p = vput(p, (uint64_t)r << 1);
-		p = vput(p, zig(d[k]));
-		k += r;
-		lit = k;
+		pd = d;
+		p = varint_put(p, zigzag(d));
+		if (p > most + TAKE_BACK)
+			return NULL;
 	}
-	if (m > lit) {
-		p = vput(p, (uint64_t)(m - lit) << 1 | 1);
-		for (uint32_t j = lit; j < m; j++)
-			p = vput(p, zig(d[j]));
-	}
-	return p;
+	return lit_close(lit, (uint32_t)(e - from), p);
 }
 
-static size_t varint_len(uint64_t x)
+/* The w low bits of x after the *bits bits of *acc, a full word stored at p
+ * (x's bits that did not fit start the next); the new end. */
+static inline uint8_t *put_bits(uint8_t *p, uint64_t *acc, int *bits, uint64_t x, int w)
 {
-	size_t n = 1;
-	while (x >= 0x80) {
-		x >>= 7;
-		n++;
-	}
-	return n;
+	*acc |= x << *bits;
+	if ((*bits += w) < 64)
+		return p;
+	le64_store(p, *acc);
+	*bits -= 64;
+	*acc = *bits > 0 ? x >> (w - *bits) : 0;
+	return p + 8;
 }
 
-/* The m values v packed on w bits each from min, at p. */
-static uint8_t *enc_packed(uint8_t *p, const uint64_t *v, uint32_t m, uint64_t min, int w)
+/* The m values v packed on w bits each from min, at p, two at a time when
+ * they fit a word (half the work of the bits). */
+static uint8_t *enc_packed(uint8_t *p, const int64_t *v, uint32_t m, uint64_t min, int w)
 {
 	uint64_t acc = 0;
 	int bits = 0;
+	size_t k = 0;
 
-	p = vput(p, zig(min));
+	p = varint_put(p, zigzag(min));
 	*p++ = (uint8_t)w;
-	if (w == 0)
-		return p;
-	if (w <= 56) {
-		/* whole values fit the accumulator beside the bits not yet out */
-		for (uint32_t k = 0; k < m; k++) {
-			acc |= (v[k] - min) << bits;
-			bits += w;
-			while (bits >= 8) {
-				*p++ = (uint8_t)acc;
-				acc >>= 8;
-				bits -= 8;
-			}
-		}
-	} else {
-		for (uint32_t k = 0; k < m; k++) {
-			uint64_t x = v[k] - min;
-			int left = w;
-			while (left > 0) {
-				int take = left < 64 - bits ? left : 64 - bits;
-				uint64_t part = take == 64 ? x : x & (((uint64_t)1 << take) - 1);
-				acc |= bits == 64 ? 0 : part << bits;
-				bits += take;
-				left -= take;
-				x = take == 64 ? 0 : x >> take;
-				while (bits >= 8) {
-					*p++ = (uint8_t)acc;
-					acc >>= 8;
-					bits -= 8;
-				}
-			}
-		}
-	}
-	if (bits > 0)
+	for (; w > 0 && 2 * w <= 64 && k + 2 <= m; k += 2)
+		p = put_bits(p, &acc, &bits,
+			     ((uint64_t)v[k] - min) | ((uint64_t)v[k + 1] - min) << w, 2 * w);
+	for (; w > 0 && k < m; k++)
+		p = put_bits(p, &acc, &bits, (uint64_t)v[k] - min, w);
+	for (; bits > 0; bits -= 8, acc >>= 8)
 		*p++ = (uint8_t)acc;
 	return p;
 }
 
-/* An integer payload of n rows (v, null; d: scratch of 2 n entries). */
-static void enc_ints(struct sbuf *o, const int64_t *v, const uint8_t *null, uint32_t n,
-		     uint64_t *d)
+/* An integer payload of n rows (row r's value at v + r * stride bytes;
+ * null NULL: no row is NULL) at the end of o, and z's nnull, min and max.
+ * s: room for n values (it may be v when stride is 8), mask for n bits. */
+static void enc_ints(struct sbuf *o, const int64_t *v, size_t stride, const uint8_t *null,
+		     uint32_t n, int64_t *s, uint64_t *mask, struct cb_zone *z)
 {
-	uint64_t *vals = d + n; /* the values that are not NULL */
-	uint32_t m = 0, runs = 0;
-	size_t rle = 0;
-	bool in_null = false;
-	uint32_t len = 0;
+	uint32_t nnull = null != NULL ? null_mask(null, n, mask) : 0, m = n - nnull;
+	int nullmode = nnull == 0 ? 0 : m == 0 ? 1 : 2;
+	int64_t mm[2] = {0, 0}; /* min, max */
 
-	/* the NULLs: count the runs (values first) and their bytes */
-	for (uint32_t r = 0; r < n; r++) {
-		bool isnull = null != NULL && null[r];
-		if (isnull != in_null) {
-			rle += varint_len(len);
-			runs++;
-			len = 0;
-			in_null = isnull;
-		}
-		len++;
-		if (!isnull)
-			vals[m++] = (uint64_t)v[r];
-	}
-	rle += varint_len(len) + varint_len(runs + 1);
-	int nullmode = m == n ? 0 : m == 0 ? 1 : rle <= (n + 7) / 8 ? 2 : 3;
-	/* the values: packed from min on w bits, or delta runs, whichever is smaller */
-	uint64_t min = 0, max = 0;
-	for (uint32_t k = 0; k < m; k++) {
-		if (k == 0 || (int64_t)vals[k] < (int64_t)min)
-			min = vals[k];
-		if (k == 0 || (int64_t)vals[k] > (int64_t)max)
-			max = vals[k];
-	}
-	int w = 0;
-	for (uint64_t span = max - min; span != 0; span >>= 1)
-		w++;
-	size_t packed = varint_len(zig(min)) + 1 + ((size_t)m * (size_t)w + 7) / 8;
-	/* the most it takes: the mode, the NULLs (a varint per run, or the
-	 * bitmap), then the deltas (two varints per value at most) or packed */
-	size_t most = 1 + 10 * ((size_t)runs + 2) + (n + 7) / 8 + 20 * (size_t)m + packed + 16;
-	uint8_t *p0 = (uint8_t *)sb_room(o, most), *p = p0;
-	if (p == NULL)
+	if (nullmode == 2 && null_runs(mask, n, NULL, (n + 7) / 8) > (n + 7) / 8)
+		nullmode = 3;
+	if (m > 0)
+		gather(v, stride, nnull > 0 ? mask : NULL, n, s, mm);
+	z->nnull = nnull;
+	z->min = mm[0];
+	z->max = mm[1];
+	/* the values: delta runs, or packed from min on w bits if that is smaller */
+	int w = mm[0] == mm[1] ? 0 : 64 - __builtin_clzll((uint64_t)mm[1] - (uint64_t)mm[0]);
+	size_t packed = varint_len(zigzag((uint64_t)mm[0])) + 1 + ((size_t)m * (size_t)w + 7) / 8;
+	/* the most it takes: the mode, the NULLs (runs only when no longer than
+	 * the bitmap, written by words), the deltas (13 bytes a value) or packed */
+	uint8_t *p0 = (uint8_t *)sb_room(o, 8 + (n + 7) / 8 + 20 * (size_t)m + packed + 16), *p;
+	if (p0 == NULL)
 		return;
-	*p++ = 0;
-	if (nullmode == 2) {
-		p = vput(p, runs + 1);
-		in_null = false;
-		len = 0;
-		for (uint32_t r = 0; r < n; r++) {
-			bool isnull = null[r] != 0;
-			if (isnull != in_null) {
-				p = vput(p, len);
-				len = 0;
-				in_null = isnull;
-			}
-			len++;
-		}
-		p = vput(p, len);
-	} else if (nullmode == 3) {
-		for (uint32_t r = 0; r < n; r += 8) {
-			uint8_t b = 0;
-			for (uint32_t k = 0; k < 8 && r + k < n; k++)
-				b |= (uint8_t)((null[r + k] != 0) << k);
-			*p++ = b;
-		}
-	}
+	p = p0 + 1;
+	if (nullmode == 2)
+		p += null_runs(mask, n, p, 0);
+	for (uint32_t i = 0; nullmode == 3 && i < (n + 63) / 64; i++)
+		le64_store(p + 8 * i, mask[i]);
+	p += nullmode == 3 ? (n + 7) / 8 : 0;
 	int valmode = 0;
 	if (m > 0) {
-		uint8_t *before = p;
-		p = enc_deltas(p, vals, m, d);
-		if ((size_t)(p - before) > packed) {
-			p = enc_packed(before, vals, m, min, w);
+		uint8_t *end = enc_deltas(p, s, m, packed);
+		if (end == NULL || (size_t)(end - p) > packed) {
+			end = enc_packed(p, s, m, (uint64_t)mm[0], w);
 			valmode = 1;
 		}
+		p = end;
 	}
 	p0[0] = (uint8_t)(nullmode | valmode << 2);
 	sb_commit(o, (size_t)(p - p0));
 }
-
-struct dict {
-	uint32_t *slot; /* index + 1 of the entry, 0: empty */
-	uint32_t mask;
-	uint32_t n;
-	uint32_t *first; /* the first row of each entry */
-};
 
 static uint64_t hash_text(const void *s, uint32_t len)
 {
@@ -331,70 +367,107 @@ uint64_t cb_text_bit(const void *s, size_t len)
 }
 
 /* Row r's text ("" when the column has no bytes at all). */
-static const char *text_of(const struct cb_col_in *c, uint32_t r)
+static const uint8_t *text_of(const struct cb_col_in *c, uint32_t r)
 {
-	return c->text != NULL ? c->text + c->v[r] : "";
+	return (const uint8_t *)(c->text != NULL ? c->text + c->v[r] : "");
 }
 
-/* The dictionary and indices of a text column (idx: nrows entries). */
-static int enc_text(struct sbuf *o, const struct cb_col_in *c, uint32_t n, int64_t *idx,
-		    uint64_t *d, struct cb_zone *z)
+/* The hash of a text in the encoder's dictionary (not cb_text_bit's), 8
+ * bytes a load: the last 8 (or 4 and 4) read as one, over what came before.
+ * Up to 8 bytes, those are one word w and the hash a bijection of w. */
+static inline uint64_t dict_hash(const uint8_t *s, uint32_t len)
 {
-	struct dict dc = {0};
-	uint32_t size = 16;
+	uint64_t h = len, w = 0;
+	uint32_t a, b;
 
-	while (size < 2 * n)
-		size *= 2;
-	dc.slot = calloc(size, sizeof(*dc.slot));
-	dc.first = malloc(n * sizeof(*dc.first));
-	if (dc.slot == NULL || dc.first == NULL) {
-		free(dc.slot);
-		free(dc.first);
+	for (uint32_t i = 0; i + 8 < len; i += 8)
+		h = (h ^ le64_load(s + i)) * 0x9e3779b97f4a7c15ull;
+	if (len >= 8) {
+		w = le64_load(s + len - 8);
+	} else if (len >= 4) {
+		memcpy(&a, s, 4);
+		memcpy(&b, s + len - 4, 4);
+		w = a | (uint64_t)b << 32;
+	} else if (len > 0) {
+		w = s[0] | (uint64_t)s[len / 2] << 8 | (uint64_t)s[len - 1] << 16;
+	}
+	h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+	return h ^ h >> 32;
+}
+
+/* The dictionary's table (index + 1 of an entry, 0: none) at 4 times its
+ * size, for the nd entries of hashes eh. */
+static int dict_grow(uint32_t **slot, uint32_t *size, const uint64_t *eh, uint32_t nd)
+{
+	uint32_t sz = *size * 4, *t = calloc(sz, sizeof(*t));
+
+	for (uint32_t i = 0; i < nd && t != NULL; i++) {
+		uint32_t at = (uint32_t)eh[i] & (sz - 1);
+		while (t[at] != 0)
+			at = (at + 1) & (sz - 1);
+		t[at] = i + 1;
+	}
+	if (t == NULL)
 		return -1;
-	}
-	dc.mask = size - 1;
-	for (uint32_t r = 0; r < n; r++) {
-		if (c->null[r]) {
-			idx[r] = 0;
-			continue;
-		}
-		const char *s = text_of(c, r);
-		uint32_t len = c->len[r];
-		uint64_t h = hash_text(s, len);
-		uint32_t at = (uint32_t)h & dc.mask;
-		for (;;) {
-			uint32_t e = dc.slot[at];
-			if (e == 0) {
-				dc.first[dc.n] = r;
-				dc.slot[at] = ++dc.n;
-				idx[r] = dc.n - 1;
-				z->mask |= (uint64_t)1 << (h >> 58);
-				break;
-			}
-			uint32_t f = dc.first[e - 1];
-			if (c->len[f] == len && memcmp(text_of(c, f), s, len) == 0) {
-				idx[r] = e - 1;
-				break;
-			}
-			at = (at + 1) & dc.mask;
-		}
-	}
-	put_varint(o, dc.n);
-	for (uint32_t i = 0; i < dc.n; i++) {
-		uint32_t f = dc.first[i];
-		put_varint(o, c->len[f]);
-		sb_add(o, text_of(c, f), c->len[f]);
-	}
-	enc_ints(o, idx, c->null, n, d);
-	free(dc.slot);
-	free(dc.first);
+	free(*slot);
+	*slot = t;
+	*size = sz;
 	return 0;
+}
+
+/* The dictionary and indices of a text column at the end of o, and z's
+ * nnull and mask (idx: scratch of nrows entries, mask: of nrows bits). The
+ * dictionary's table starts small and stays at most half full. */
+static int enc_text(struct sbuf *o, const struct cb_col_in *c, uint32_t n, int64_t *idx,
+		    uint64_t *mask, struct cb_zone *z)
+{
+	uint32_t size = 64, nd = 0, *slot = calloc(size, sizeof(*slot));
+	uint32_t *first = malloc(n * sizeof(*first)); /* each entry's first row */
+	uint64_t *eh = malloc(n * sizeof(*eh));       /* and its dict_hash */
+	bool ok = slot != NULL && first != NULL && eh != NULL;
+	/* a column of NULLs (most blocks of a text seldom set) has no texts to look at */
+	uint32_t r = c->null != NULL && null_mask(c->null, n, mask) == n ? n : 0;
+	struct cb_zone iz;
+
+	for (; r < n && ok; r++) {
+		if (c->null != NULL && c->null[r])
+			continue;
+		const uint8_t *s = text_of(c, r);
+		uint32_t len = c->len[r], e;
+		uint64_t h = dict_hash(s, len);
+		uint32_t at = (uint32_t)h & (size - 1);
+		/* texts of at most 8 bytes and of the same length differ in hash */
+		while ((e = slot[at]) != 0 && (eh[e - 1] != h || c->len[first[e - 1]] != len ||
+					       (len > 8 && memcmp(text_of(c, first[e - 1]), s, len))))
+			at = (at + 1) & (size - 1);
+		if (e == 0) {
+			first[nd] = r;
+			eh[nd] = h;
+			slot[at] = e = ++nd;
+			z->mask |= (uint64_t)1 << (hash_text(s, len) >> 58);
+			ok = 2 * nd <= size || dict_grow(&slot, &size, eh, nd) == 0;
+		}
+		idx[r] = e - 1;
+	}
+	if (ok) {
+		sb_varint(o, nd);
+		for (uint32_t i = 0; i < nd; i++) {
+			sb_varint(o, c->len[first[i]]);
+			sb_add(o, text_of(c, first[i]), c->len[first[i]]);
+		}
+		enc_ints(o, idx, sizeof(*idx), c->null, n, idx, mask, &iz);
+		z->nnull = iz.nnull;
+	}
+	free(slot);
+	free(first);
+	free(eh);
+	return ok ? 0 : -1;
 }
 
 /* The SET_PROBES bit numbers of v in a set filter of 2^log bits: p + j * q
  * modulo 2^log, p and q the halves of splitmix64's finalizer of v (q odd).
  * The writer (put_set) and the readers (cb_set_may_hold) use only this. */
-static void set_probes(int64_t v, unsigned log, uint64_t bit[SET_PROBES])
+static inline void set_probes(int64_t v, unsigned log, uint64_t bit[SET_PROBES])
 {
 	uint64_t x = (uint64_t)v + 0x9e3779b97f4a7c15ull;
 
@@ -402,6 +475,7 @@ static void set_probes(int64_t v, unsigned log, uint64_t bit[SET_PROBES])
 	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
 	x ^= x >> 31;
 	uint64_t p = x & 0xffffffffu, q = (x >> 32) | 1, m = ((uint64_t)1 << log) - 1;
+#pragma GCC unroll 4
 	for (int j = 0; j < SET_PROBES; j++)
 		bit[j] = (p + (uint64_t)j * q) & m;
 }
@@ -417,134 +491,125 @@ bool cb_set_may_hold(const uint8_t *set, uint8_t log, int64_t v)
 	return true;
 }
 
-static uint32_t popcount_bytes(const uint8_t *b, size_t n)
+/* Appends column c's set filter (varint L, then its bytes) to zone: nv of
+ * its nrows rows are not NULL. Built in 64-bit words (bit i: bit i % 64 of
+ * word i / 64, so the filter's bytes are the words' little-endian ones). */
+static void put_set(struct sbuf *zone, const struct cb_col_in *c, uint32_t nrows, uint32_t nv)
 {
-	uint32_t k = 0;
+	uint64_t set[((size_t)1 << SET_MAX_LOG) / 64];
+	size_t stride = c->stride != 0 ? c->stride : sizeof(*c->v), words;
+	uint32_t log = SET_MIN_LOG;
 
-	for (size_t i = 0; i < n; i++)
-		k += (uint32_t)__builtin_popcount(b[i]);
-	return k;
-}
-
-/* Appends column c's set filter (varint L, then its bytes) to zone. */
-static void put_set(struct sbuf *zone, const struct cb_col_in *c, uint32_t nrows)
-{
-	uint8_t set[((size_t)1 << SET_MAX_LOG) / 8];
-	uint32_t nv = 0, log = SET_MIN_LOG;
-
-	for (uint32_t r = 0; r < nrows; r++)
-		nv += !c->null[r];
 	while (log < SET_MAX_LOG && ((uint64_t)1 << log) < 16 * (uint64_t)nv)
 		log++;
-	size_t bytes = ((size_t)1 << log) / 8;
-	memset(set, 0, bytes);
+	memset(set, 0, (words = ((size_t)1 << log) / 64) * sizeof(*set));
 	for (uint32_t r = 0; r < nrows; r++) {
-		if (c->null[r])
-			continue;
 		uint64_t bit[SET_PROBES];
-		set_probes(c->v[r], log, bit);
+		if (c->null != NULL && c->null[r])
+			continue;
+		set_probes(*(const int64_t *)((const char *)c->v + r * stride), log, bit);
+#pragma GCC unroll 4
 		for (int j = 0; j < SET_PROBES; j++)
-			set[bit[j] >> 3] |= (uint8_t)(1u << (bit[j] & 7));
+			set[bit[j] >> 6] |= (uint64_t)1 << (bit[j] & 63);
 	}
-	/* fold while the half stays at most 40% set */
-	while (log > SET_MIN_LOG) {
-		size_t half = bytes / 2;
-		uint8_t folded[((size_t)1 << SET_MAX_LOG) / 16];
-		for (size_t i = 0; i < half; i++)
-			folded[i] = set[i] | set[i + half];
-		if (10 * (uint64_t)popcount_bytes(folded, half) > 4 * 8 * (uint64_t)half)
+	for (; log > SET_MIN_LOG; log--, words /= 2) { /* fold while the half stays 40% set */
+		uint32_t ones = 0;
+		for (size_t i = 0; i < words / 2; i++)
+			ones += pop64(set[i] | set[i + words / 2]);
+		if (10 * (uint64_t)ones > 4 * 64 * (uint64_t)(words / 2))
 			break;
-		memcpy(set, folded, half);
-		bytes = half;
-		log--;
+		for (size_t i = 0; i < words / 2; i++)
+			set[i] |= set[i + words / 2];
 	}
-	put_varint(zone, log);
-	sb_add(zone, set, bytes);
+	sb_varint(zone, log);
+	uint8_t *p = (uint8_t *)sb_room(zone, words * 8);
+	for (size_t i = 0; i < words && p != NULL; i++)
+		le64_store(p + 8 * i, set[i]);
+	if (p != NULL)
+		sb_commit(zone, words * 8);
+}
+
+/* Appends the zone map of the block's columns (zs: their zones) to zone. */
+static void put_zone(struct sbuf *zone, const struct cb_col_in *cols, uint32_t ncols,
+		     uint32_t nrows, const struct cb_zone *zs)
+{
+	size_t zat = zone->len;
+	uint8_t sum[4];
+
+	sb_varint(zone, nrows);
+	sb_varint(zone, ncols);
+	for (uint32_t c = 0; c < ncols; c++) {
+		sb_varint(zone, zs[c].nnull);
+		if (zs[c].nnull < nrows && cols[c].type == CB_INT) {
+			sb_varint(zone, zigzag((uint64_t)zs[c].min));
+			sb_varint(zone, zigzag((uint64_t)zs[c].max));
+			if (cols[c].set)
+				put_set(zone, &cols[c], nrows, nrows - zs[c].nnull);
+			else
+				sb_varint(zone, 0);
+		} else if (zs[c].nnull < nrows) {
+			sb_varint(zone, zs[c].mask);
+		}
+	}
+	if (zone->oom)
+		return;
+	uint32_t h = cb_sum((const uint8_t *)zone->buf + zat, zone->len - zat);
+	for (int i = 0; i < 4; i++)
+		sum[i] = (uint8_t)(h >> (8 * i));
+	sb_add(zone, sum, 4);
 }
 
 int cb_encode(const struct cb_col_in *cols, uint32_t ncols, uint32_t nrows, struct sbuf *blob,
 	      struct sbuf *zone)
 {
-	struct sbuf pay;
 	struct cb_zone zs[CB_MAX_COLS];
 	size_t sizes[CB_MAX_COLS];
-	uint64_t *d = malloc(2 * (size_t)nrows * sizeof(*d));
-	int64_t *idx = malloc((size_t)nrows * sizeof(*idx));
-	int ret = -1;
+	/* the header: 3 bytes, 2 varints, per column a byte, a varint, 4 bytes */
+	uint8_t head[3 + 2 * 10 + CB_MAX_COLS * 15], *h = head + 3;
+	size_t at = blob->len, pay = at + sizeof(head);
 
-	sb_init(&pay);
-	if (d == NULL || idx == NULL || ncols > CB_MAX_COLS || nrows == 0 || nrows > CB_MAX_ROWS)
-		goto out;
-	for (uint32_t c = 0; c < ncols; c++) {
+	head[0] = 'W';
+	head[1] = 'B';
+	head[2] = CB_VERSION;
+
+	if (ncols > CB_MAX_COLS || nrows == 0 || nrows > CB_MAX_ROWS ||
+	    sb_room(blob, sizeof(head)) == NULL)
+		return -1;
+	/* the payloads first, after room for the header, which then takes its
+	 * exact place (the payloads moved down to it) */
+	sb_commit(blob, sizeof(head));
+	int64_t *scratch = malloc((size_t)nrows * sizeof(*scratch) + ((size_t)nrows / 64 + 1) * 8);
+	bool failed = scratch == NULL;
+	for (uint32_t c = 0; c < ncols && !failed; c++) {
 		const struct cb_col_in *ci = &cols[c];
-		struct cb_zone *z = &zs[c];
-		size_t before = pay.len;
-		memset(z, 0, sizeof(*z));
-		bool any = false;
-		for (uint32_t r = 0; r < nrows; r++) {
-			if (ci->null[r]) {
-				z->nnull++;
-			} else if (ci->type == CB_INT) {
-				if (!any || ci->v[r] < z->min)
-					z->min = ci->v[r];
-				if (!any || ci->v[r] > z->max)
-					z->max = ci->v[r];
-				any = true;
-			}
-		}
+		uint64_t *mask = (uint64_t *)(scratch + nrows);
+		size_t before = blob->len;
+		memset(&zs[c], 0, sizeof(zs[c]));
 		if (ci->type == CB_INT)
-			enc_ints(&pay, ci->v, ci->null, nrows, d);
-		else if (enc_text(&pay, ci, nrows, idx, d, z) < 0)
-			goto out;
-		sizes[c] = pay.len - before;
+			enc_ints(blob, ci->v, ci->stride != 0 ? ci->stride : sizeof(*ci->v), ci->null,
+				 nrows, scratch, mask, &zs[c]);
+		else
+			failed = enc_text(blob, ci, nrows, scratch, mask, &zs[c]) < 0;
+		sizes[c] = blob->len - before;
 	}
-	sb_add(blob, "WB", 2);
-	sb_putc(blob, CB_VERSION);
-	put_varint(blob, nrows);
-	put_varint(blob, ncols);
-	size_t at = 0;
+	free(scratch);
+	if (failed || blob->oom) {
+		sb_replace(blob, at, blob->len - at, NULL, 0);
+		return -1;
+	}
+	h = varint_put(varint_put(h, nrows), ncols);
 	for (uint32_t c = 0; c < ncols; c++) {
-		uint32_t sum = cb_sum((const uint8_t *)pay.buf + at, sizes[c]);
-		uint8_t sb[4] = {(uint8_t)sum, (uint8_t)(sum >> 8), (uint8_t)(sum >> 16),
-				 (uint8_t)(sum >> 24)};
-		sb_putc(blob, (char)cols[c].type);
-		put_varint(blob, sizes[c]);
-		sb_add(blob, sb, 4);
-		at += sizes[c];
+		uint32_t sum = cb_sum((const uint8_t *)blob->buf + pay, sizes[c]);
+		*h++ = cols[c].type;
+		h = varint_put(h, sizes[c]);
+		for (int i = 0; i < 4; i++)
+			*h++ = (uint8_t)(sum >> (8 * i));
+		pay += sizes[c];
 	}
-	sb_add(blob, pay.buf, pay.len);
-	if (zone != NULL) {
-		size_t zat = zone->len;
-		put_varint(zone, nrows);
-		put_varint(zone, ncols);
-		for (uint32_t c = 0; c < ncols; c++) {
-			put_varint(zone, zs[c].nnull);
-			if (zs[c].nnull == nrows)
-				continue;
-			if (cols[c].type == CB_INT) {
-				put_varint(zone, zig((uint64_t)zs[c].min));
-				put_varint(zone, zig((uint64_t)zs[c].max));
-				if (cols[c].set)
-					put_set(zone, &cols[c], nrows);
-				else
-					put_varint(zone, 0);
-			} else {
-				put_varint(zone, zs[c].mask);
-			}
-		}
-		if (!zone->oom) {
-			uint32_t sum = cb_sum((const uint8_t *)zone->buf + zat, zone->len - zat);
-			uint8_t sb[4] = {(uint8_t)sum, (uint8_t)(sum >> 8), (uint8_t)(sum >> 16),
-					 (uint8_t)(sum >> 24)};
-			sb_add(zone, sb, 4);
-		}
-	}
-	ret = blob->oom || (zone != NULL && zone->oom) || pay.oom ? -1 : 0;
-out:
-	sb_free(&pay);
-	free(d);
-	free(idx);
-	return ret;
+	sb_replace(blob, at, sizeof(head), head, (size_t)(h - head));
+	if (zone != NULL)
+		put_zone(zone, cols, ncols, nrows, zs);
+	return blob->oom || (zone != NULL && zone->oom) ? -1 : 0;
 }
 
 int cb_zone_decode(const void *data, size_t len, uint32_t ncols, const uint8_t *types,
@@ -559,8 +624,8 @@ int cb_zone_decode(const void *data, size_t len, uint32_t ncols, const uint8_t *
 		snprintf(err, errlen, "zone map: checksum mismatch");
 		return -1;
 	}
-	if (!get_varint(&p, end, &n) || n == 0 || n > CB_MAX_ROWS ||
-	    !get_varint(&p, end, &k) || k != ncols) {
+	if (!varint_get(&p, end, &n) || n == 0 || n > CB_MAX_ROWS ||
+	    !varint_get(&p, end, &k) || k != ncols) {
 		snprintf(err, errlen, "zone map: not one of %u columns", ncols);
 		return -1;
 	}
@@ -568,17 +633,17 @@ int cb_zone_decode(const void *data, size_t len, uint32_t ncols, const uint8_t *
 	for (uint32_t c = 0; c < ncols; c++) {
 		struct cb_zone *z = &zones[c];
 		memset(z, 0, sizeof(*z));
-		if (!get_varint(&p, end, &x) || x > n)
+		if (!varint_get(&p, end, &x) || x > n)
 			goto bad;
 		z->nnull = (uint32_t)x;
 		if (x == n)
 			continue;
 		if (types[c] == CB_INT) {
-			if (!get_varint(&p, end, &x) || !get_varint(&p, end, &y))
+			if (!varint_get(&p, end, &x) || !varint_get(&p, end, &y))
 				goto bad;
-			z->min = (int64_t)unzig(x);
-			z->max = (int64_t)unzig(y);
-			if (z->min > z->max || !get_varint(&p, end, &x) ||
+			z->min = (int64_t)unzigzag(x);
+			z->max = (int64_t)unzigzag(y);
+			if (z->min > z->max || !varint_get(&p, end, &x) ||
 			    (x != 0 && (x < SET_MIN_LOG || x > SET_MAX_LOG)))
 				goto bad;
 			z->set_log = (uint8_t)x;
@@ -589,7 +654,7 @@ int cb_zone_decode(const void *data, size_t len, uint32_t ncols, const uint8_t *
 				z->set_at = (uint32_t)(p - (const uint8_t *)data);
 				p += bytes;
 			}
-		} else if (!get_varint(&p, end, &z->mask) || z->mask == 0) {
+		} else if (!varint_get(&p, end, &z->mask) || z->mask == 0) {
 			goto bad;
 		}
 	}
@@ -637,7 +702,7 @@ int cb_open(struct cb_block *b, const void *data, size_t len, uint32_t ncols,
 		return -1;
 	}
 	p += 3;
-	if (!get_varint(&p, end, &n) || n == 0 || n > CB_MAX_ROWS || !get_varint(&p, end, &k)) {
+	if (!varint_get(&p, end, &n) || n == 0 || n > CB_MAX_ROWS || !varint_get(&p, end, &k)) {
 		snprintf(err, errlen, "truncated header");
 		return -1;
 	}
@@ -647,7 +712,7 @@ int cb_open(struct cb_block *b, const void *data, size_t len, uint32_t ncols,
 	}
 	for (uint32_t c = 0; c < ncols; c++) {
 		struct cb_col *cl = &b->cols[c];
-		if (p >= end || !(cl->type = *p++, get_varint(&p, end, &size)) || end - p < 4) {
+		if (p >= end || !(cl->type = *p++, varint_get(&p, end, &size)) || end - p < 4) {
 			snprintf(err, errlen, "truncated header");
 			return -1;
 		}
@@ -687,7 +752,7 @@ static inline bool get_varint_fast(const uint8_t **p, const uint8_t *end, uint64
 		*out = *(*p)++;
 		return true;
 	}
-	return get_varint(p, end, out);
+	return varint_get(p, end, out);
 }
 
 /* The m values of a delta-run section [*p, end) into c->v at the rows not
@@ -708,7 +773,7 @@ static const char *dec_deltas(struct cb_col *c, const uint8_t **p, const uint8_t
 		if ((h & 1) == 0) {
 			if (!get_varint_fast(p, end, &z))
 				return "truncated run";
-			uint64_t d = unzig(z);
+			uint64_t d = unzigzag(z);
 			if (dense) {
 				for (uint64_t i = 0; i < cnt; i++) {
 					prev += d;
@@ -728,7 +793,7 @@ static const char *dec_deltas(struct cb_col *c, const uint8_t **p, const uint8_t
 		for (uint64_t i = 0; i < cnt; i++, k++) {
 			if (!get_varint_fast(p, end, &z))
 				return "truncated run";
-			prev += unzig(z);
+			prev += unzigzag(z);
 			if (dense) {
 				v[k] = (int64_t)prev;
 				continue;
@@ -741,17 +806,6 @@ static const char *dec_deltas(struct cb_col *c, const uint8_t **p, const uint8_t
 	return NULL;
 }
 
-static inline uint64_t load_le64(const uint8_t *b)
-{
-	uint64_t x;
-
-	memcpy(&x, b, sizeof(x));
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	x = __builtin_bswap64(x);
-#endif
-	return x;
-}
-
 /* The m packed values [*p, end) into c->v at the rows not NULL (dense: no
  * row is NULL). */
 static const char *dec_packed(struct cb_col *c, const uint8_t **p, const uint8_t *end,
@@ -759,9 +813,9 @@ static const char *dec_packed(struct cb_col *c, const uint8_t **p, const uint8_t
 {
 	uint64_t z;
 
-	if (!get_varint(p, end, &z) || *p >= end)
+	if (!varint_get(p, end, &z) || *p >= end)
 		return "truncated packed values";
-	uint64_t min = unzig(z);
+	uint64_t min = unzigzag(z);
 	int w = *(*p)++;
 	if (w > 64)
 		return "bad bit width";
@@ -776,7 +830,7 @@ static const char *dec_packed(struct cb_col *c, const uint8_t **p, const uint8_t
 		uint64_t x = 0;
 		if (w <= 56 && (off >> 3) + 8 <= nbytes) {
 			/* the value's bits within one unaligned 8-byte load */
-			x = (load_le64(b + (off >> 3)) >> (off & 7)) & mask;
+			x = (le64_load(b + (off >> 3)) >> (off & 7)) & mask;
 			off += (uint64_t)w;
 		} else {
 			for (int got = 0; got < w;) {
@@ -822,10 +876,10 @@ static const char *dec_ints(struct cb_col *c, const uint8_t **p, const uint8_t *
 		break;
 	case 2: {
 		uint32_t r = 0;
-		if (!get_varint(p, end, &runs) || runs > 2 * (uint64_t)n + 1)
+		if (!varint_get(p, end, &runs) || runs > 2 * (uint64_t)n + 1)
 			return "bad NULL runs";
 		for (uint64_t i = 0; i < runs; i++) {
-			if (!get_varint(p, end, &len) || len > n - r)
+			if (!varint_get(p, end, &len) || len > n - r)
 				return "NULL runs past the block's rows";
 			memset(c->null + r, (int)(i & 1), len);
 			if ((i & 1) == 0)
@@ -883,7 +937,7 @@ int cb_decode_col(struct cb_block *b, uint32_t ci, char *err, size_t errlen)
 		return -1;
 	}
 	if (c->type == CB_TEXT) {
-		if (!get_varint(&p, end, &nd) || nd > b->nrows) {
+		if (!varint_get(&p, end, &nd) || nd > b->nrows) {
 			why = "bad dictionary size";
 			goto bad;
 		}
@@ -901,7 +955,7 @@ int cb_decode_col(struct cb_block *b, uint32_t ci, char *err, size_t errlen)
 			c->dcap = (uint32_t)nd;
 		}
 		for (uint32_t i = 0; i < nd; i++) {
-			if (!get_varint(&p, end, &l) || l > (uint64_t)(end - p)) {
+			if (!varint_get(&p, end, &l) || l > (uint64_t)(end - p)) {
 				why = "truncated dictionary";
 				goto bad;
 			}

@@ -33,11 +33,12 @@ enum cb_type {
 /* One column of the rows to encode: nrows entries in each array. */
 struct cb_col_in {
 	uint8_t type;
-	const uint8_t *null;  /* nonzero: NULL (the value is then ignored) */
+	const uint8_t *null;  /* nonzero: NULL (the value is then ignored); NULL: none is */
 	const int64_t *v;     /* CB_INT: the values; CB_TEXT: offsets in text */
 	const uint32_t *len;  /* CB_TEXT: byte lengths */
 	const char *text;     /* CB_TEXT: the bytes the offsets point into */
 	uint8_t set;          /* CB_INT: the zone map holds a set filter of the values */
+	size_t stride;        /* CB_INT: bytes from a row's value to the next's (0: 8) */
 };
 
 /* The zone map of one column of a block. */

@@ -12,16 +12,18 @@
  *
  * Column blocks. A table marked `block` (events) is not written row by
  * row: its rows are collected BLOCK_ROWS at a time as the row structs they
- * are (a copy each, and its texts), and the writer turns each block into
- * columns, encodes it (colblock.c) and inserts it as one row of
- * NAME_block and its zone map as one row of NAME_zone, block ids 0, 1, ...
- * in the order the rows were added; the virtual table NAME (blockvtab.c)
- * serves them to SQL. A partial block goes out at a flush. A grouped table
- * (p_counters: `group` is its column p) fills one block per value, so each
- * block holds one P's rows, in time order. Each block table has BLOCK_POOL
- * blocks besides those being filled but one: the writer returns a written
- * block to the spares, and the deriver takes one for every block it hands
- * over (waking the writer first, since it may sleep until WAKE_AT batches).
+ * are (a copy each, and its texts), and the writer encodes each block
+ * (colblock.c reads an integer column in the row structs, a row size
+ * apart; write_block gives it the NULLs and the texts as columns), inserts
+ * it as one row of NAME_block and its zone map as one row of NAME_zone,
+ * block ids 0, 1, ... in the order the rows were added; the virtual table
+ * NAME (blockvtab.c) serves them to SQL. A partial block goes out at a
+ * flush. A grouped table (p_counters: `group` is its column p) fills one
+ * block per value, so each block holds one P's rows, in time order. Each
+ * block table has BLOCK_POOL blocks besides those being filled but one:
+ * the writer returns a written block to the spares, and the deriver takes
+ * one for every block it hands over (waking the writer first, since it may
+ * sleep until WAKE_AT batches).
  *
  * Two threads. The deriver fills each table's current batch (rows_add);
  * a full batch goes to a FIFO queue, and a writer thread binds and steps
@@ -247,8 +249,8 @@ struct val {
 /* Up to BLOCK_ROWS rows of a block table as the deriver gave them (the
  * table's row structs, one after the other), each text field replaced by
  * its offset in `text` plus one (0: NULL), where it is copied with its NUL.
- * The writer turns them into columns (write_block): the deriver's thread is
- * the pipe's longest, the writer's has room. */
+ * The writer encodes them (write_block): the deriver's thread is the pipe's
+ * longest, the writer's has room. */
 struct block_build {
 	uint32_t nrows;
 	char *rows;
@@ -311,7 +313,8 @@ struct rows {
 	int ngbuild[ROWS_TABLES];
 	int64_t nblocks[ROWS_TABLES];           /* blocks written (the writer) */
 	struct sbuf blob, zone;                 /* the writer's encoding buffers */
-	/* the writer's block in columns: column c's values at c * BLOCK_ROWS */
+	/* the writer's columns of a block, column c's at c * BLOCK_ROWS: its
+	 * NULLs, and a text column's offsets (cv) and lengths */
 	int64_t cv[MAX_COLS * BLOCK_ROWS];
 	uint32_t clen[MAX_COLS * BLOCK_ROWS];
 	uint8_t cnull[MAX_COLS * BLOCK_ROWS];
@@ -380,6 +383,62 @@ static void bind_vals(sqlite3_stmt *st, const struct batch *b, const struct val 
 	}
 }
 
+/* The NULLs of rows at, at + size, ... (n of them) of an integer column of
+ * that kind into null, unrolled 4 times (a quarter of the loop's work);
+ * whether some row is NULL. */
+static inline uint8_t int_nulls(const char *at, size_t size, uint32_t n, uint8_t kind,
+				uint8_t *null)
+{
+	uint8_t any = 0;
+
+#pragma GCC unroll 4
+	for (uint32_t r = 0; r < n; r++, at += size) {
+		int64_t x;
+		memcpy(&x, at, sizeof(x));
+		null[r] = int_is_null(kind, x);
+		any |= null[r];
+	}
+	return any;
+}
+
+/* Column cl of block bb as cb_encode() takes it: an integer column where
+ * the rows have it (stride: the row size), with its NULLs in null when it
+ * has some; a text column's offsets and lengths in v and len (BLOCK_ROWS
+ * entries each). */
+static struct cb_col_in block_column(const struct block_build *bb, size_t size,
+				     const struct col *cl, int64_t *v, uint8_t *null, uint32_t *len)
+{
+	struct cb_col_in in = {.type = CB_INT, .set = cl->set, .stride = size};
+	const char *at = bb->rows + cl->off;
+	uint32_t n = bb->nrows;
+	uint8_t any = 0;
+
+	switch (cl->kind) {
+	case C_I64:
+		break;
+	case C_OPT:
+		any = int_nulls(at, size, n, C_OPT, null);
+		break;
+	case C_ID:
+		any = int_nulls(at, size, n, C_ID, null);
+		break;
+	default: /* C_TEXT: an offset in bb->text plus one, 0: NULL */
+		in = (struct cb_col_in){.type = CB_TEXT, .v = v, .len = len, .text = bb->text.buf};
+		for (uint32_t r = 0; r < n; r++, at += size) {
+			int64_t x;
+			memcpy(&x, at, sizeof(x));
+			null[r] = x == 0;
+			v[r] = x > 0 ? x - 1 : 0;
+			len[r] = x > 0 ? (uint32_t)strlen(bb->text.buf + v[r]) : 0;
+			any |= null[r];
+		}
+	}
+	if (in.type == CB_INT)
+		in.v = (const int64_t *)(const void *)(bb->rows + cl->off);
+	in.null = any ? null : NULL;
+	return in;
+}
+
 /* Encodes block bb of table k and inserts it and its zone map (writer). */
 static int write_block(struct rows *rw, int k, const struct block_build *bb)
 {
@@ -388,33 +447,10 @@ static int write_block(struct rows *rw, int k, const struct block_build *bb)
 	struct cb_col_in cols[MAX_COLS];
 	int rc;
 
-	for (int c = 0; c < t->ncols; c++) {
-		const struct col *cl = &t->cols[c];
-		int64_t *v = rw->cv + (size_t)c * BLOCK_ROWS;
-		uint8_t *null = rw->cnull + (size_t)c * BLOCK_ROWS;
-		uint32_t *len = rw->clen + (size_t)c * BLOCK_ROWS;
-		const char *at = bb->rows + cl->off;
-		for (uint32_t r = 0; r < bb->nrows; r++, at += t->size) {
-			int64_t x;
-			memcpy(&x, at, sizeof(x));
-			if (cl->kind == C_TEXT) {
-				null[r] = x == 0;
-				v[r] = x > 0 ? x - 1 : 0;
-				len[r] = x > 0 ? (uint32_t)strlen(bb->text.buf + v[r]) : 0;
-			} else {
-				null[r] = int_is_null(cl->kind, x);
-				v[r] = x;
-			}
-		}
-		cols[c] = (struct cb_col_in){
-			.type = cl->kind == C_TEXT ? CB_TEXT : CB_INT,
-			.null = null,
-			.v = v,
-			.len = len,
-			.text = bb->text.buf,
-			.set = cl->set,
-		};
-	}
+	for (int c = 0; c < t->ncols; c++)
+		cols[c] = block_column(bb, t->size, &t->cols[c], rw->cv + (size_t)c * BLOCK_ROWS,
+				       rw->cnull + (size_t)c * BLOCK_ROWS,
+				       rw->clen + (size_t)c * BLOCK_ROWS);
 	rw->blob.len = 0;
 	rw->zone.len = 0;
 	if (cb_encode(cols, (uint32_t)t->ncols, bb->nrows, &rw->blob, &rw->zone) < 0)

@@ -1,8 +1,8 @@
 /*
- * sbuf.c - growable byte buffer, the one JSON string escaper (json_escape),
- * used by every JSON writer of wsr: reports, diff, wsr-run.json, the viewer,
- * and the one XML/HTML text escaper (xml_fputs: the JUnit report, the
- * scaling page).
+ * sbuf.c - growable byte buffer (varints appended by sb_varint: the column
+ * blocks), the one JSON string escaper (json_escape), used by every JSON
+ * writer of wsr: reports, diff, wsr-run.json, the viewer, and the one
+ * XML/HTML text escaper (xml_fputs: the JUnit report, the scaling page).
  *
  * Invariants:
  *   - cap doubles on growth, so n appends cost O(total length).
@@ -74,6 +74,17 @@ void sb_commit(struct sbuf *sb, size_t n)
 	sb->buf[sb->len] = '\0';
 }
 
+void sb_replace(struct sbuf *sb, size_t at, size_t n, const void *data, size_t k)
+{
+	if ((n == 0 && k == 0) || (k > n && reserve(sb, k - n) < 0) || sb->oom)
+		return;
+	memmove(sb->buf + at + k, sb->buf + at + n, sb->len - at - n);
+	if (k > 0)
+		memcpy(sb->buf + at, data, k);
+	sb->len = sb->len - n + k;
+	sb->buf[sb->len] = '\0';
+}
+
 void sb_add(struct sbuf *sb, const void *data, size_t n)
 {
 	if (reserve(sb, n) < 0)
@@ -107,6 +118,14 @@ void sb_printf(struct sbuf *sb, const char *fmt, ...)
 	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
 	va_end(ap);
 	sb->len += (size_t)n;
+}
+
+void sb_varint(struct sbuf *sb, uint64_t x)
+{
+	uint8_t *p = (uint8_t *)sb_room(sb, 10);
+
+	if (p != NULL)
+		sb_commit(sb, (size_t)(varint_put(p, x) - p));
 }
 
 void sb_i64(struct sbuf *sb, int64_t v)

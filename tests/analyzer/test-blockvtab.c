@@ -155,7 +155,7 @@ static sqlite3 *make_db(uint64_t seed, int n)
 		struct cb_col_in cols[NCOLS];
 		for (int c = 0; c < NCOLS; c++)
 			cols[c] = (struct cb_col_in){types[c], isnull[c] + i, v[c] + i, len[c] + i,
-						     text.buf, types[c] == CB_INT && rnd() % 2};
+						     text.buf, types[c] == CB_INT && rnd() % 2, 0};
 		put_block(bl, zn, cols, NCOLS, (uint32_t)k, block);
 		i += k;
 	}
@@ -553,7 +553,7 @@ WSR_TEST_TIMEOUT(blockvtab_groups_answer_as_a_table, 60)
 			struct cb_col_in cols[3];
 			for (int c = 0; c < 3; c++)
 				cols[c] = (struct cb_col_in){gtypes[c], bn[q][c], bv[q][c], NULL, NULL,
-							     gtypes[c] == CB_INT && c == 2};
+							     gtypes[c] == CB_INT && c == 2, 0};
 			put_block(bl, zn, cols, 3, (uint32_t)nb[q], nblock);
 			nblock++;
 			nb[q] = 0;

@@ -109,7 +109,7 @@ static void encode(const struct rows *r, struct sbuf *blob, struct sbuf *zone)
 
 	for (int c = 0; c < NCOLS; c++)
 		cols[c] = (struct cb_col_in){types[c], r->null[c], r->v[c], r->len[c], r->text.buf,
-					     types[c] == CB_INT && c % 2 == 1};
+					     types[c] == CB_INT && c % 2 == 1, 0};
 	ASSERT_EQ(cb_encode(cols, NCOLS, r->n, blob, zone), 0);
 }
 
@@ -271,7 +271,7 @@ static struct cb_zone int_zone(const int64_t *v, const uint8_t *null, uint32_t n
 			       struct sbuf *zone)
 {
 	static const uint8_t itype[1] = {CB_INT};
-	struct cb_col_in col = {CB_INT, null, v, NULL, NULL, set};
+	struct cb_col_in col = {CB_INT, null, v, NULL, NULL, set, 0};
 	struct sbuf blob;
 	struct cb_zone z;
 	uint32_t zn;
