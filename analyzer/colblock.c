@@ -49,7 +49,8 @@
  * give packed's size; the delta runs are then written as they come, given
  * up once surely longer (packed is written instead). The payloads go after
  * room for the header, which then takes its exact place. Its bytes are those
- * of the straightforward encoder of tests/analyzer/test-colblock-ref.c.
+ * of the first, straightforward encoder (test-colblock-golden.c holds their
+ * digests on 601 random blocks).
  *
  * Invariants: as in colblock.h; the decoder checks every count and length
  * against what is left of the payload, and a payload must end exactly where
