@@ -160,8 +160,12 @@ static void on_fatal(int sig)
 {
 	int e = errno;
 
-	if (depth > 0 && !is_fault(sig))
-		deferred = sig; /* this thread is in a tracepoint: die at its end */
+	/* This thread is in a tracepoint: die at its end. Only once: a thread
+	 * stuck in one (a lossless reserve that never gets room) must not make
+	 * the process deaf to signals; the same signal again finds its default
+	 * action already (SA_RESETHAND), another one lands here and dies. */
+	if (depth > 0 && !is_fault(sig) && deferred == 0)
+		deferred = sig;
 	else
 		die_of(sig);
 	errno = e;
