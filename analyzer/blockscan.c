@@ -312,37 +312,68 @@ static int64_t upper_row(const int64_t *v, int64_t n, int64_t x)
 	return a;
 }
 
-static int decode(struct bvtab *vt, struct bcur *cu, uint32_t c)
+static int decode_col(struct bvtab *vt, struct cb_block *blk, int64_t bno, uint32_t c)
 {
 	char msg[128];
 
-	if (cb_decode_col(cu->blk, c, msg, sizeof(msg)) < 0)
+	if (cb_decode_col(blk, c, msg, sizeof(msg)) < 0)
 		return blockvtab_error(vt, SQLITE_CORRUPT, "%s_block %lld: %s", vt->name,
-				(long long)cu->bno, msg);
+				       (long long)bno, msg);
 	return SQLITE_OK;
 }
 
-/* The key columns of the block just decoded keep the order invariants. */
-static int check_keys(struct bvtab *vt, struct bcur *cu)
+static int decode(struct bvtab *vt, struct bcur *cu, uint32_t c)
 {
-	const struct cb_zone *z = ZC(vt, cu->bno);
+	return decode_col(vt, cu->blk, cu->bno, c);
+}
+
+/* The key columns of block b, just decoded, keep the order invariants. */
+static int check_keys(struct bvtab *vt, const struct cb_block *blk, uint32_t b)
+{
+	const struct cb_zone *z = ZC(vt, b);
 	int keys[3] = {vt->rowid_col, vt->order_col, vt->group_col};
 
 	for (int k = 0; k < 3; k++) {
 		if (keys[k] < 0)
 			continue;
-		const struct cb_col *c = &cu->blk->cols[keys[k]];
-		for (uint32_t r = 0; r < cu->blk->nrows; r++) {
+		const struct cb_col *c = &blk->cols[keys[k]];
+		for (uint32_t r = 0; r < blk->nrows; r++) {
 			bool bad = c->null[r] || c->v[r] < z[keys[k]].min || c->v[r] > z[keys[k]].max;
 			if (!bad && r > 0 && k < 2)
 				bad = k == 0 ? c->v[r] <= c->v[r - 1] : c->v[r] < c->v[r - 1];
 			if (bad)
 				return blockvtab_error(vt, SQLITE_CORRUPT,
-						       "%s_block %lld: column %s out of order at row %u",
-						       vt->name, (long long)cu->bno, vt->cname[keys[k]], r);
+						       "%s_block %u: column %s out of order at row %u",
+						       vt->name, b, vt->cname[keys[k]], r);
 		}
 	}
 	return SQLITE_OK;
+}
+
+int blockscan_open_block(struct bvtab *vt, struct cb_block *blk, uint32_t b, const void *data,
+			 size_t len)
+{
+	char msg[128];
+	int rc;
+
+	if (b >= vt->nz)
+		return blockvtab_error(vt, SQLITE_CORRUPT, "%s_block %u: no zone map", vt->name, b);
+	if (cb_open(blk, data, len, vt->ncols, vt->type, msg, sizeof(msg)) < 0)
+		return blockvtab_error(vt, SQLITE_CORRUPT, "%s_block %u: %s", vt->name, b, msg);
+	if (blk->nrows != (uint32_t)(vt->start[b + 1] - vt->start[b]))
+		return blockvtab_error(vt, SQLITE_CORRUPT, "%s_block %u: %u rows, its zone map says %lld",
+				       vt->name, b, blk->nrows,
+				       (long long)(vt->start[b + 1] - vt->start[b]));
+	if ((vt->rowid_col >= 0 && (rc = decode_col(vt, blk, b, (uint32_t)vt->rowid_col)) != 0) ||
+	    (vt->order_col >= 0 && (rc = decode_col(vt, blk, b, (uint32_t)vt->order_col)) != 0) ||
+	    (vt->group_col >= 0 && (rc = decode_col(vt, blk, b, (uint32_t)vt->group_col)) != 0))
+		return rc;
+	return check_keys(vt, blk, b);
+}
+
+int blockscan_decode(struct bvtab *vt, struct cb_block *blk, uint32_t b, uint32_t c)
+{
+	return decode_col(vt, blk, b, c);
 }
 
 /* A slot for block b with a reference taken: the one that holds it, or
@@ -384,7 +415,6 @@ static struct bslot *take_slot(struct bvtab *vt, uint32_t b)
  * columns the cursor uses, and matches the filters' texts to its dictionary. */
 static int load_block(struct bvtab *vt, struct bcur *cu, uint32_t b)
 {
-	char msg[128];
 	int rc;
 
 	if (cu->bno != (int64_t)b) {
@@ -422,18 +452,9 @@ static int load_block(struct bvtab *vt, struct bcur *cu, uint32_t b)
 		if (len > 0)
 			memcpy(sl->buf, data, len);
 		sqlite3_reset(vt->st_data);
-		if (cb_open(cu->blk, sl->buf, len, vt->ncols, vt->type, msg, sizeof(msg)) < 0)
-			return blockvtab_error(vt, SQLITE_CORRUPT, "%s_block %u: %s", vt->name, b, msg);
-		if (cu->blk->nrows != (uint32_t)(vt->start[b + 1] - vt->start[b]))
-			return blockvtab_error(vt, SQLITE_CORRUPT,
-					"%s_block %u: %u rows, its zone map says %lld", vt->name, b,
-					cu->blk->nrows, (long long)(vt->start[b + 1] - vt->start[b]));
 		cu->bno = b;
 		sl->bno = b;
-		if ((vt->rowid_col >= 0 && (rc = decode(vt, cu, (uint32_t)vt->rowid_col)) != 0) ||
-		    (vt->order_col >= 0 && (rc = decode(vt, cu, (uint32_t)vt->order_col)) != 0) ||
-		    (vt->group_col >= 0 && (rc = decode(vt, cu, (uint32_t)vt->group_col)) != 0) ||
-		    (rc = check_keys(vt, cu)) != SQLITE_OK)
+		if ((rc = blockscan_open_block(vt, cu->blk, b, sl->buf, len)) != SQLITE_OK)
 			goto bad;
 	}
 decoded:

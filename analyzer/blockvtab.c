@@ -154,16 +154,15 @@ static int prepare(struct bvtab *vt, sqlite3_stmt **st, const char *fmt)
 	return rc;
 }
 
-static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
-		      sqlite3_vtab **out, char **err)
+int blockvtab_new(sqlite3 *db, int argc, const char *const *argv, struct bvtab **out,
+		 char **err)
 {
 	struct bvtab *vt = sqlite3_malloc(sizeof(*vt));
 	const char *rowid = NULL, *order = NULL, *group = NULL, *base = NULL;
-	char *decl = NULL, *end;
+	char *end;
 	long long first = 0;
 	int rc = SQLITE_NOMEM;
 
-	(void)aux;
 	*out = NULL;
 	if (vt == NULL)
 		return SQLITE_NOMEM;
@@ -220,6 +219,30 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 				       base);
 		goto fail;
 	}
+	vt->start = sqlite3_malloc(sizeof(*vt->start));
+	if (vt->start == NULL) {
+		rc = SQLITE_NOMEM;
+		goto fail;
+	}
+	vt->start[0] = first;
+	*out = vt;
+	return SQLITE_OK;
+fail:
+	vt_free(vt);
+	return rc;
+}
+
+static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+		      sqlite3_vtab **out, char **err)
+{
+	struct bvtab *vt = NULL;
+	char *decl;
+	int rc;
+
+	(void)aux;
+	*out = NULL;
+	if ((rc = blockvtab_new(db, argc, argv, &vt, err)) != SQLITE_OK)
+		return rc;
 	decl = sqlite3_mprintf("CREATE TABLE x(");
 	for (uint32_t c = 0; c < vt->ncols && decl != NULL; c++) {
 		char *d = sqlite3_mprintf("%s%s\"%w\" %s", decl, c > 0 ? ", " : "", vt->cname[c],
@@ -233,26 +256,112 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 		decl = d;
 	}
 	if (decl == NULL) {
-		rc = SQLITE_NOMEM;
-		goto fail;
+		vt_free(vt);
+		return SQLITE_NOMEM;
 	}
 	rc = sqlite3_declare_vtab(db, decl);
 	sqlite3_free(decl);
-	if (rc != SQLITE_OK)
-		goto fail;
+	if (rc != SQLITE_OK) {
+		vt_free(vt);
+		return rc;
+	}
 	/* it only reads its own tables: usable from views whatever trusted_schema */
 	sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-	vt->start = sqlite3_malloc(sizeof(*vt->start));
-	if (vt->start == NULL) {
-		rc = SQLITE_NOMEM;
-		goto fail;
-	}
-	vt->start[0] = first;
 	*out = &vt->base;
 	return SQLITE_OK;
-fail:
-	vt_free(vt);
+}
+
+/*
+ * The arguments of "CREATE VIRTUAL TABLE name USING wsr_blocks(a, b, ...)",
+ * split at the commas outside parentheses and quotes, as SQLite gives them
+ * to xConnect (argv[0..2]: module, schema, table). Into args (nargs at most
+ * max); SQLITE_OK, or SQLITE_ERROR when sql is not such a statement.
+ */
+static int split_args(char *sql, char **args, int max, int *nargs)
+{
+	char *p = strstr(sql, "wsr_blocks");
+	int depth = 0;
+	char quote = 0;
+
+	if (p == NULL || (p = strchr(p, '(')) == NULL)
+		return SQLITE_ERROR;
+	*nargs = 3;
+	args[(*nargs)++] = ++p;
+	for (; *p != '\0'; p++) {
+		if (quote != 0) {
+			if (*p == quote)
+				quote = 0;
+		} else if (*p == '\'' || *p == '"') {
+			quote = *p;
+		} else if (*p == '(') {
+			depth++;
+		} else if (*p == ')' && depth > 0) {
+			depth--;
+		} else if (*p == ')' || *p == ',') {
+			int last = *p == ')';
+			*p = '\0';
+			if (last)
+				return SQLITE_OK;
+			if (*nargs == max)
+				return SQLITE_ERROR;
+			args[(*nargs)++] = p + 1;
+		}
+	}
+	return SQLITE_ERROR;
+}
+
+int blockvtab_open_direct(sqlite3 *db, const char *name, struct bvtab **out, char **err)
+{
+	sqlite3_stmt *q = NULL;
+	char *sql = NULL, *args[CB_MAX_COLS + 8];
+	int nargs = 0, rc;
+
+	*out = NULL;
+	*err = NULL;
+	rc = sqlite3_prepare_v2(db,
+				"SELECT sql FROM main.sqlite_schema WHERE type = 'table' AND name = ?1",
+				-1, &q, NULL);
+	if (rc != SQLITE_OK) {
+		*err = sqlite3_mprintf("%s: %s", name, sqlite3_errmsg(db));
+		return rc;
+	}
+	sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW && sqlite3_column_text(q, 0) != NULL)
+		sql = sqlite3_mprintf("%s", (const char *)sqlite3_column_text(q, 0));
+	else if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+		*err = sqlite3_mprintf("%s: no such table", name);
+	else
+		*err = sqlite3_mprintf("%s: %s", name, sqlite3_errmsg(db));
+	sqlite3_finalize(q);
+	if (*err != NULL)
+		return rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_ERROR : rc;
+	if (sql == NULL)
+		return SQLITE_NOMEM;
+	args[0] = "wsr_blocks";
+	args[1] = "main";
+	args[2] = (char *)name;
+	if (split_args(sql, args, CB_MAX_COLS + 8, &nargs) != SQLITE_OK) {
+		*err = sqlite3_mprintf("%s: not a wsr_blocks table", name);
+		rc = SQLITE_ERROR;
+	} else {
+		rc = blockvtab_new(db, nargs, (const char *const *)args, out, err);
+	}
+	sqlite3_free(sql);
+	if (rc == SQLITE_OK && (rc = blockvtab_zones_refresh(*out)) != SQLITE_OK) {
+		*err = sqlite3_mprintf("%s", (*out)->base.zErrMsg != NULL ? (*out)->base.zErrMsg
+									    : sqlite3_errstr(rc));
+		blockvtab_free(*out);
+		*out = NULL;
+	}
 	return rc;
+}
+
+void blockvtab_free(struct bvtab *vt)
+{
+	if (vt != NULL)
+		sqlite3_free(vt->base.zErrMsg);
+	vt_free(vt);
 }
 
 static int vt_disconnect(sqlite3_vtab *v)

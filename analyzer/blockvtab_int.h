@@ -125,6 +125,34 @@ void blockvtab_cache_free(struct bvtab *vt);
 /* Reads the zone maps of the blocks added since the last call. */
 int blockvtab_zones_refresh(struct bvtab *vt);
 
+/*
+ * A vtab built from the arguments of its CREATE VIRTUAL TABLE (argv[1]: the
+ * schema, argv[2]: the table, argv[3..]: the module's arguments), declared
+ * to no connection: xConnect's first half. SQLITE_OK, or an error code with
+ * a message in *err (sqlite3_free it).
+ */
+int blockvtab_new(sqlite3 *db, int argc, const char *const *argv, struct bvtab **out,
+		  char **err);
+/*
+ * The vtab of main's wsr_blocks table name, for reading its blocks without
+ * SQL (blockread.c): built from its statement in sqlite_schema, with every
+ * zone map read. SQLITE_OK, or an error code with a message in *err
+ * (sqlite3_free it). Free it with blockvtab_free().
+ */
+int blockvtab_open_direct(sqlite3 *db, const char *name, struct bvtab **out, char **err);
+void blockvtab_free(struct bvtab *vt);
+
+/*
+ * Opens block b (its bytes: data, len, kept unchanged while blk is used) into
+ * blk, checks its row count against its zone map and its key columns against
+ * the order invariants (decoding them). SQLITE_OK, or SQLITE_CORRUPT with
+ * the vtab's message naming the table and the block.
+ */
+int blockscan_open_block(struct bvtab *vt, struct cb_block *blk, uint32_t b, const void *data,
+			 size_t len);
+/* Decodes column c of block b, opened in blk; SQLITE_OK or SQLITE_CORRUPT (message as above). */
+int blockscan_decode(struct bvtab *vt, struct cb_block *blk, uint32_t b, uint32_t c);
+
 int blockscan_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out);
 int blockscan_close(sqlite3_vtab_cursor *c);
 int blockscan_filter(sqlite3_vtab_cursor *c, int idxnum, const char *idxstr, int argc,

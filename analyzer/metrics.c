@@ -10,7 +10,7 @@
  * takes well under 2 s (wsr lab's locality too: meta queued_runs and
  * local_runs, counted at ingestion). Two exceptions, each read by one
  * caller: the latency histogram (latency_hist_load, the viewer's picture)
- * scans sched_latency once; the schedtrace rows run sql/schedtrace.sql,
+ * reads sched_latency's rows once, from g_interval's blocks (blockread.h); the schedtrace rows run sql/schedtrace.sql,
  * index lookups per instant.
  *
  * One place per figure: the viewer and the HTML report link this file and
@@ -32,6 +32,7 @@
 
 #include <sqlite3.h>
 
+#include "blockread.h"
 #include "db.h"
 #include "gtable.h"
 #include "metrics.h"
@@ -602,45 +603,105 @@ void metrics_p_pcts(const struct metrics *m, int p, double out[5])
 const char *const latency_sources[LATENCY_SOURCES] = {"runnext", "local", "global", "steal",
 						      "netpoll", "timer", "other"};
 
-int latency_hist_load(sqlite3 *db, struct latency_hist *h, int (*stop)(void *), void *arg,
-		      struct wsr_err *err)
+/* Counts one latency v of source s (a latency_sources index). */
+static void hist_add(struct latency_hist *h, int64_t v, int s)
+{
+	int b = 0;
+
+	if (h->n == 0 || v < h->min_ns)
+		h->min_ns = v;
+	if (h->n == 0 || v > h->max_ns)
+		h->max_ns = v;
+	h->n++;
+	h->sum_ns += (double)v;
+	while (b < LATENCY_BUCKETS - 1 && v >= ((int64_t)2 << b))
+		b++;
+	h->counts[b][s]++;
+	if (b < h->lo)
+		h->lo = b;
+	if (b > h->hi)
+		h->hi = b;
+}
+
+enum { HIST_MAX_SOURCE = 64 };
+
+/*
+ * The g_state code of 'runnable' into *runnable and, for each enum_g_source
+ * id below HIST_MAX_SOURCE, its latency_sources index into by_id (the last,
+ * "other", for a name not there): 0, or -1 with the cause.
+ */
+static int hist_codes(sqlite3 *db, int64_t *runnable, int *by_id, struct wsr_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
+	*runnable = -1;
+	for (int i = 0; i < HIST_MAX_SOURCE; i++)
+		by_id[i] = LATENCY_SOURCES - 1;
+	if (db_prepare(db, &st, "SELECT id FROM g_state_name WHERE name = 'runnable'", err) < 0)
+		return -1;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		*runnable = sqlite3_column_int64(st, 0);
+	if (rc == SQLITE_ROW)
+		rc = SQLITE_DONE;
+	if (done(db, st, rc, err) < 0)
+		return -1;
+	if (db_prepare(db, &st, "SELECT id, name FROM enum_g_source", err) < 0)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+		if (id < 0 || id >= HIST_MAX_SOURCE) {
+			sqlite3_finalize(st);
+			err_input(err, "enum_g_source: id %" PRId64 " is outside 0..%d", id,
+				  HIST_MAX_SOURCE - 1);
+			return -1;
+		}
+		for (int i = 0; name != NULL && i < LATENCY_SOURCES - 1; i++)
+			if (strcmp(name, latency_sources[i]) == 0)
+				by_id[id] = i;
+	}
+	return done(db, st, rc, err);
+}
+
+/*
+ * The sched_latency view's rows (g_state: runnable and not cut), read from
+ * g_interval's blocks directly: through SQL each of its millions of rows was
+ * a statement step, five column calls and the view's CASE decoding.
+ */
+int latency_hist_load(sqlite3 *db, struct latency_hist *h, int (*stop)(void *), void *arg,
+		      struct wsr_err *err)
+{
+	static const char *const cols[] = {"state", "cut", "start_ts", "end_ts", "source"};
+	struct blockread *br = NULL;
+	struct blockread_block blk;
+	int by_id[HIST_MAX_SOURCE], rc;
+	int64_t runnable;
+
 	memset(h, 0, sizeof(*h));
 	h->lo = LATENCY_BUCKETS;
 	h->hi = -1;
-	if (db_prepare(db, &st, "SELECT latency_ns, source FROM sched_latency", err) < 0)
+	if (hist_codes(db, &runnable, by_id, err) < 0 ||
+	    blockread_open(db, "g_interval", cols, 5, &br, err) < 0)
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t v = sqlite3_column_int64(st, 0);
-		const char *src = (const char *)sqlite3_column_text(st, 1);
-		int b = 0, s = LATENCY_SOURCES - 1;
-
-		if ((h->n & 0xffff) == 0 && stop != NULL && stop(arg)) {
-			sqlite3_finalize(st);
+	while ((rc = blockread_next(br, &blk, err)) > 0) {
+		const int64_t *state = blk.v[0], *cut = blk.v[1], *src = blk.v[4];
+		if (stop != NULL && stop(arg)) {
 			err_push(err, "cancelled");
-			return -1;
+			rc = -1;
+			break;
 		}
-		if (h->n == 0 || v < h->min_ns)
-			h->min_ns = v;
-		if (h->n == 0 || v > h->max_ns)
-			h->max_ns = v;
-		h->n++;
-		h->sum_ns += (double)v;
-		while (b < LATENCY_BUCKETS - 1 && v >= ((int64_t)2 << b))
-			b++;
-		for (int i = 0; src != NULL && i < LATENCY_SOURCES - 1; i++)
-			if (strcmp(src, latency_sources[i]) == 0)
-				s = i;
-		h->counts[b][s]++;
-		if (b < h->lo)
-			h->lo = b;
-		if (b > h->hi)
-			h->hi = b;
+		for (uint32_t r = 0; r < blk.nrows; r++) {
+			if (blk.null[0][r] || state[r] != runnable || blk.null[1][r] || cut[r] != 0)
+				continue;
+			int s = blk.null[4][r] || src[r] < 0 || src[r] >= HIST_MAX_SOURCE
+					? LATENCY_SOURCES - 1
+					: by_id[src[r]];
+			hist_add(h, blk.v[3][r] - blk.v[2][r], s);
+		}
 	}
-	return done(db, st, rc, err);
+	blockread_close(br);
+	return rc < 0 ? -1 : 0;
 }
 
 /* ---- schedtrace reconstruction ---- */

@@ -65,7 +65,7 @@ static int g_state_rows(sqlite3 *db, int64_t *n, struct wsr_err *err)
 struct runs_job {
 	struct api *api;
 	struct store part;
-	int64_t lo, hi;
+	uint32_t b0, b1;
 	int ok;
 	char error[WSR_ERR_LEN];
 };
@@ -78,7 +78,7 @@ static void *runs_main(void *arg)
 
 	err_init(&err);
 	job->ok = rodb_open(job->api->path, 0, &db, &err) == 0 &&
-		  store_load_runs(&job->part, db, job->lo, job->hi, &err) == 0;
+		  store_load_runs(&job->part, db, job->b0, job->b1, &err) == 0;
 	sqlite3_close(db);
 	if (!job->ok)
 		err_format(&err, job->error, sizeof(job->error));
@@ -86,30 +86,30 @@ static void *runs_main(void *arg)
 }
 
 /*
- * Loads the lanes: g_interval's running rows in two halves of the rowid range
- * on two threads (the biggest part of the start-up), then the P and M states.
+ * Loads the lanes: g_interval's running rows in two halves of its blocks on
+ * two threads (the biggest part of the start-up), then the P and M states.
  */
 static int lanes_fn(struct api *api, sqlite3 *db, struct wsr_err *err)
 {
 	struct runs_job job;
 	pthread_t helper;
-	int64_t maxrow = 0, mid;
+	uint32_t nblocks = 0, mid;
 	int started, rc;
 
-	if (g_state_rows(db, &maxrow, err) < 0)
+	if (store_run_blocks(db, &nblocks, err) < 0)
 		return -1;
-	mid = maxrow / 2 + 1;
+	mid = nblocks / 2;
 	memset(&job, 0, sizeof(job));
 	job.api = api;
-	job.lo = mid;
-	job.hi = maxrow + 1;
+	job.b0 = mid;
+	job.b1 = nblocks;
 	job.part.start_ts = api->st.start_ts;
 	job.part.end_ts = api->st.end_ts;
 	job.part.duration_ns = api->st.duration_ns;
 	job.part.gomaxprocs = api->st.gomaxprocs;
 	job.part.cancel = &api->cancel;
 	started = pthread_create(&helper, NULL, runs_main, &job) == 0;
-	rc = store_load_runs(&api->st, db, 0, started ? mid : maxrow + 1, err);
+	rc = store_load_runs(&api->st, db, 0, started ? mid : nblocks, err);
 	if (!started)
 		return rc < 0 ? -1 : store_load_states(&api->st, db, err);
 	pthread_join(helper, NULL);

@@ -97,8 +97,10 @@ struct store {
 
 /* Reads the trace bounds and gomaxprocs (fast). */
 int store_init(struct store *st, sqlite3 *db, struct wsr_err *err);
-/* Loads the G runs of g_interval rows with lo <= rowid < hi into p_runs. */
-int store_load_runs(struct store *st, sqlite3 *db, int64_t lo, int64_t hi, struct wsr_err *err);
+/* g_interval's blocks into *n (the units of store_load_runs): 0, or -1 with the cause. */
+int store_run_blocks(sqlite3 *db, uint32_t *n, struct wsr_err *err);
+/* Loads the G runs of g_interval's blocks b0 <= b < b1 into p_runs. */
+int store_load_runs(struct store *st, sqlite3 *db, uint32_t b0, uint32_t b1, struct wsr_err *err);
 /* Appends the runs of part (loaded by another thread) to st, and frees part. */
 int store_merge_runs(struct store *st, struct store *part, struct wsr_err *err);
 /* Adds the lanes of every P and M, loads p_state and m_state, sorts every lane. */

@@ -21,6 +21,7 @@
 
 #include <sqlite3.h>
 
+#include "blockread.h"
 #include "blockvtab.h"
 #include "colblock.h"
 #include "sbuf.h"
@@ -382,8 +383,86 @@ WSR_TEST(blockvtab_plans)
 	sb_free(&text);
 }
 
+/* t's integer columns through blockread (blockread.h), in the order of read_cols. */
+static const char *const read_cols[] = {"id", "ts", "p", "g", "a1"};
+static const int read_col_of[] = {0, 1, 3, 4, 6}; /* their index in v, isnull */
+
+/*
+ * Reads t's blocks [b0, b1) (b1 0: all) with blockread on a fresh connection
+ * and checks every value against the rows made (row0: the first block's
+ * first row, from *starts when given: each block's first row); NULL, or the
+ * error as text. *starts, when not NULL and *starts NULL, gets the blocks'
+ * first rows (one more entry: the end).
+ */
+static char *read_ints(int **starts, int b0, int b1)
+{
+	sqlite3 *db = open_db(false);
+	struct blockread *br = NULL;
+	struct blockread_block blk;
+	struct wsr_err err;
+	int rc, row = starts != NULL && *starts != NULL ? (*starts)[b0] : 0;
+	int *st = NULL, nst = 0;
+
+	err_init(&err);
+	if (blockread_open(db, "t", read_cols, 5, &br, &err) < 0)
+		goto fail;
+	if (b1 > 0)
+		blockread_range(br, (uint32_t)b0, (uint32_t)b1);
+	else
+		b1 = (int)blockread_nblocks(br);
+	if (starts != NULL && *starts == NULL)
+		st = calloc(blockread_nblocks(br) + 1, sizeof(*st));
+	while ((rc = blockread_next(br, &blk, &err)) > 0) {
+		ASSERT_EQ((int)blk.no, b0++);
+		if (st != NULL)
+			st[nst++] = row;
+		for (uint32_t r = 0; r < blk.nrows; r++, row++) {
+			ASSERT_LT(row, nrows);
+			for (int k = 0; k < 5; k++) {
+				int c = read_col_of[k];
+				ASSERT_EQ(blk.null[k][r] != 0, isnull[c][row] != 0);
+				ASSERT_EQ(blk.v[k][r], isnull[c][row] ? 0 : v[c][row]);
+			}
+		}
+	}
+	if (rc < 0)
+		goto fail;
+	ASSERT_EQ(b0, b1);
+	if (st != NULL) {
+		ASSERT_EQ(row, nrows);
+		st[nst] = row;
+		*starts = st;
+	}
+	blockread_close(br);
+	sqlite3_close(db);
+	return NULL;
+fail:
+	free(st);
+	blockread_close(br);
+	sqlite3_close(db);
+	/* the innermost cause: the module's own message */
+	return strdup(err.msg[0]);
+}
+
 /* Rewrites block (or zone, when zone) b as data, on a fresh connection, and
  * returns the error of a full scan there. */
+/* The error of sql (one row expected) on a fresh connection, NULL if none;
+ * an error must be SQLITE_CORRUPT. */
+static char *scan_error(const char *sql)
+{
+	sqlite3 *db = open_db(true);
+	sqlite3_stmt *st = NULL;
+	ASSERT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	int rc = sqlite3_step(st);
+	char *msg = rc == SQLITE_ROW ? NULL : strdup(sqlite3_errmsg(db));
+	int ext = sqlite3_extended_errcode(db);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	if (msg != NULL)
+		ASSERT_EQ(ext & 0xff, SQLITE_CORRUPT);
+	return msg;
+}
+
 static char *scan_after(const char *table, int b, const void *data, int n)
 {
 	sqlite3 *db = open_db(false);
@@ -396,23 +475,24 @@ static char *scan_after(const char *table, int b, const void *data, int n)
 	ASSERT_EQ(sqlite3_step(st), SQLITE_DONE);
 	sqlite3_finalize(st);
 	sqlite3_close(db);
-	db = open_db(true);
 	/* every column: a column no statement reads is not decoded, nor checked */
-	ASSERT_EQ(sqlite3_prepare_v2(db,
-				     "SELECT count(*), total(id), total(ts), count(name), total(p), "
-				     "total(g), count(extra), total(a1) FROM t",
-				     -1, &st, NULL),
-		  SQLITE_OK);
-	int rc = sqlite3_step(st);
-	char *msg = strdup(sqlite3_errmsg(db));
-	int ext = sqlite3_extended_errcode(db);
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	if (rc == SQLITE_ROW) {
-		free(msg);
-		return NULL;
+	char *msg = scan_error("SELECT count(*), total(id), total(ts), count(name), total(p), "
+			       "total(g), count(extra), total(a1) FROM t");
+	/* blockread fails as a statement over the same columns does, with its message */
+	char *ints = scan_error("SELECT count(*), total(id), total(ts), total(p), total(g), "
+				"total(a1) FROM t");
+	char *direct = read_ints(NULL, 0, 0);
+	if (ints == NULL || direct == NULL) {
+		if (ints != direct)
+			wsrtest_fail(__FILE__, __LINE__, "SQL: %s; blockread: %s",
+				     ints != NULL ? ints : "no error",
+				     direct != NULL ? direct : "no error");
+	} else {
+		ASSERT_STREQ(direct, ints);
 	}
-	ASSERT_EQ(ext & 0xff, SQLITE_CORRUPT);
+	ASSERT(msg != NULL || ints == NULL);
+	free(ints);
+	free(direct);
 	return msg;
 }
 
@@ -470,6 +550,31 @@ WSR_TEST_TIMEOUT(blockvtab_corrupt_blocks_are_errors, 60)
 	msg = scan_after("t_block", 3, b4, n4);
 	ASSERT(msg != NULL && strstr(msg, "t_block 3") != NULL);
 	free(msg);
+	/* block 3's rows with its ts reversed: the zone map holds, the order does not */
+	{
+		int *starts = NULL;
+		ASSERT(scan_after("t_block", 3, good, n) == NULL);
+		ASSERT(read_ints(&starts, 0, 0) == NULL);
+		int r0 = starts[3], k = starts[4] - starts[3];
+		ASSERT_GT(k, 1);
+		int64_t ts[MAXROWS];
+		for (int i = 0; i < k; i++)
+			ts[i] = v[1][r0 + k - 1 - i];
+		ASSERT_NE(ts[0], ts[k - 1]);
+		struct cb_col_in cols[NCOLS];
+		for (int c = 0; c < NCOLS; c++)
+			cols[c] = (struct cb_col_in){types[c], isnull[c] + r0,
+						     c == 1 ? ts : v[c] + r0, len[c] + r0,
+						     text.buf, 0, 0};
+		struct sbuf b3;
+		sb_init(&b3);
+		ASSERT_EQ(cb_encode(cols, NCOLS, (uint32_t)k, &b3, NULL), 0);
+		msg = scan_after("t_block", 3, b3.buf, (int)b3.len);
+		ASSERT(msg != NULL && strstr(msg, "t_block 3: column ts out of order at row") != NULL);
+		free(msg);
+		sb_free(&b3);
+		free(starts);
+	}
 	/* a missing block */
 	db = open_db(false);
 	exec(db, "DELETE FROM t_block WHERE id = 3");
@@ -484,6 +589,58 @@ WSR_TEST_TIMEOUT(blockvtab_corrupt_blocks_are_errors, 60)
 	free(bad);
 	free(z2);
 	free(b4);
+	unlink(dbpath);
+	sb_free(&text);
+}
+
+/* blockread gives the rows of the table, in order, whole and by block ranges;
+ * what it cannot read is an error that says why. */
+WSR_TEST_TIMEOUT(blockread_reads_the_rows_of_the_table, 60)
+{
+	for (uint64_t seed = 11; seed < 14; seed++) {
+		sqlite3 *db = make_db(seed, 5000);
+		sqlite3_close(db);
+		int *starts = NULL;
+		ASSERT(read_ints(&starts, 0, 0) == NULL);
+		db = open_db(false);
+		sqlite3_stmt *st = NULL;
+		ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT count(*) FROM t_block", -1, &st, NULL),
+			  SQLITE_OK);
+		ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+		int nb = sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+		sqlite3_close(db);
+		ASSERT_GT(nb, 10);
+		for (int k = 0; k < 40; k++) {
+			int b0 = (int)(rnd() % (uint64_t)nb), b1 = b0 + 1 + (int)(rnd() % 20);
+			if (b1 > nb)
+				b1 = nb;
+			ASSERT(read_ints(&starts, b0, b1) == NULL);
+		}
+		free(starts);
+		unlink(dbpath);
+		sb_free(&text);
+	}
+	/* a TEXT column, a table of another kind, no table */
+	sqlite3 *db = make_db(5, 100);
+	struct blockread *br = NULL;
+	struct wsr_err err;
+	char msg[WSR_ERR_LEN * 4];
+	static const char *const text_col[] = {"ts", "name"};
+	err_init(&err);
+	ASSERT_EQ(blockread_open(db, "t", text_col, 2, &br, &err), -1);
+	err_format(&err, msg, sizeof(msg));
+	ASSERT(strstr(msg, "t has no INTEGER column name") != NULL);
+	err_init(&err);
+	ASSERT_EQ(blockread_open(db, "plain", text_col, 1, &br, &err), -1);
+	err_format(&err, msg, sizeof(msg));
+	ASSERT(strstr(msg, "plain: not a wsr_blocks table") != NULL);
+	err_init(&err);
+	ASSERT_EQ(blockread_open(db, "nosuch", text_col, 1, &br, &err), -1);
+	err_format(&err, msg, sizeof(msg));
+	ASSERT(strstr(msg, "nosuch: no such table") != NULL);
+	ASSERT(br == NULL);
+	sqlite3_close(db);
 	unlink(dbpath);
 	sb_free(&text);
 }
