@@ -13,9 +13,9 @@
  * summary (min, max, last per counter) answers coarse windows and the
  * counters view (by ts: the events table's key) answers fine ones.
  * The G runs and the buckets are read from the column blocks directly
- * (blockread.h): through SQL, a statement step and a call per value made
- * them most of the start-up (2.6 s of the HTML report's 3.7 CPU-s on a
- * 10M-event trace, 0.5 s after).
+ * (blockread.h): through SQL, a statement step and a call per value cost
+ * 2.5 times the CPU of decoding the blocks (docs/performance.md, "The
+ * HTML report").
  * Rejected: a per-window SQL scan with merging in C (linear in the window's
  * rows: fine zoomed in, seconds zoomed out); point sampling of counters
  * (drops spikes narrower than a pixel, which is exactly what one looks for).
