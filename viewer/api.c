@@ -149,9 +149,10 @@ static int info_json(struct api *api, const struct store *st, struct sbuf *out, 
 	return 0;
 }
 
-int api_info_json(struct api *api, struct sbuf *out, struct wsr_err *err)
+int api_info_json(struct api *api, const struct store *lanes, struct sbuf *out,
+		  struct wsr_err *err)
 {
-	return info_json(api, &api->st, out, err);
+	return info_json(api, lanes, out, err);
 }
 
 /* The steal_graph rows (as the report's matrix) and the report's totals; requires metrics_ready. */

@@ -78,7 +78,7 @@ struct api {
 	struct metrics *m;
 	double preview_s, lanes_s, counters_s; /* load times, for the log */
 	double preview_cpu_s;                  /* the overview's CPU time, for the log */
-	int flags;                             /* API_LOG, API_PREVIEW */
+	int flags;                             /* API_* */
 	int preview_skipped; /* written by the lanes thread before preview_ready */
 };
 
@@ -86,6 +86,7 @@ enum {
 	API_LOG = 1,     /* say on stderr when each part is loaded */
 	API_PREVIEW = 2, /* build the sampled overview first (store_load_preview) */
 	API_PREVIEW_ONLY = 4, /* tests: stop after the overview (the lanes never load) */
+	API_REPORT = 8, /* the HTML report: no lanes (it streams its one window), the rest at once */
 };
 
 /*
@@ -113,7 +114,9 @@ typedef const char *(*api_arg_fn)(void *ctx, const char *name);
  */
 int api_handle(struct api *api, const char *name, api_arg_fn arg, void *ctx, struct sbuf *out);
 
-int api_info_json(struct api *api, struct sbuf *out, struct wsr_err *err);
+/* /api/info with the Ps and Ms of lanes (a store with its lane ids: api->st, or a report's). */
+int api_info_json(struct api *api, const struct store *lanes, struct sbuf *out,
+		  struct wsr_err *err);
 /* Column i of q's current row as a JSON value (blobs as "<blob of N bytes>"). */
 void api_json_value(struct sbuf *out, sqlite3_stmt *q, int i);
 int api_steals_json(struct api *api, struct sbuf *out, struct wsr_err *err);

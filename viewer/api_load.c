@@ -17,7 +17,9 @@
  *   merge), then starts the counters thread, then loads the figures and
  *   builds the latency answer. The overview and the lanes run one after
  *   the other: on two cores, running them side by side would slow the
- *   overview, the only thing the first paint waits for. api_close() sets
+ *   overview, the only thing the first paint waits for. With API_REPORT
+ *   the lanes thread skips the overview and the lanes (lanes_ready stays
+ *   0, and api_wait() does not wait for it). api_close() sets
  *   cancel (loaders stop early) and joins every thread before freeing.
  */
 #include "config.h"
@@ -228,12 +230,10 @@ static int preview_fn(struct api *api, sqlite3 *db, struct wsr_err *err)
 	return rc;
 }
 
-static void *lanes_main(void *arg)
+/* The overview (with API_PREVIEW), then the lanes; 1 when the loader stops
+ * there (API_PREVIEW_ONLY), else 0. */
+static int lanes_load(struct api *api)
 {
-	struct api *api = arg;
-
-	double secs;
-
 	/*
 	 * The overview first: it takes a fraction of a second and lets the page
 	 * paint while the lanes load. A failed overview only costs that: the
@@ -254,15 +254,27 @@ static void *lanes_main(void *arg)
 		else if ((api->flags & API_LOG) && api->preview_ready < 0 && !api->preview_skipped)
 			fprintf(stderr, "wsr view: no overview: %s\n", api->preview_error);
 		if (api->flags & API_PREVIEW_ONLY)
-			return NULL;
+			return 1;
 	}
 	load_part(api, lanes_fn, 0, &api->lanes_ready, api->lanes_error, &api->lanes_s);
 	if ((api->flags & API_LOG) && api->lanes_ready == 1)
 		fprintf(stderr, "wsr view: indexed %zu intervals in %.2f s\n", api->st.spans,
 			api->lanes_s);
+	return 0;
+}
+
+static void *lanes_main(void *arg)
+{
+	struct api *api = arg;
+	double secs;
+
+	/* A report draws its one window itself (store_timeline_stream): no lanes. */
+	if (!(api->flags & API_REPORT) && lanes_load(api))
+		return NULL;
 	/*
-	 * The counters start once the lanes are in: the first paint needs the
-	 * lanes, and on two cores the counters would only slow them down.
+	 * The counters start once the lanes are in (for a report: at once): the
+	 * first paint needs the lanes, and on two cores the counters would only
+	 * slow them down.
 	 */
 	if (pthread_create(&api->counters_thread, NULL, counters_main, api) == 0) {
 		api->counters_started = 1;
@@ -334,7 +346,7 @@ static void join_loaders(struct api *api)
 int api_wait(struct api *api, struct wsr_err *err)
 {
 	join_loaders(api);
-	if (api->lanes_ready != 1) {
+	if (!(api->flags & API_REPORT) && api->lanes_ready != 1) {
 		err_push(err, "indexing the lanes: %s", api->lanes_error);
 		return -1;
 	}

@@ -17,7 +17,12 @@
  *     elements early.
  *   - All or nothing: written to FILE.tmp, then renamed over FILE (or, with
  *     no FILE or "-", to stdout in one write once complete).
- * Concurrency: single-threaded.
+ *   - Memory is bounded by the pixels and the lanes, not the trace: the
+ *     timeline is folded as the rows are read (store_timeline_stream), the
+ *     counters are the store's fixed buckets; only a database whose lane
+ *     rows break their order falls back to the full store.
+ * Concurrency: the caller's thread draws the timeline on its own connection
+ *   while api's loaders (opened with API_REPORT) build the rest.
  */
 #include "config.h"
 
@@ -30,6 +35,7 @@
 #include "api.h"
 #include "assets.h"
 #include "html_report.h"
+#include "rodb.h"
 
 #define HTML_REPORT_PX 2400
 
@@ -57,12 +63,46 @@ static const char *splice(struct sbuf *out, const char *src, const char *marker,
 	return at + strlen(marker);
 }
 
+/* An empty store with st's bounds: the fields store_init() wrote, which no
+ * loader writes again (the counters thread is filling st's others). */
+static void bounds(struct store *to, const struct store *st)
+{
+	memset(to, 0, sizeof(*to));
+	to->start_ts = st->start_ts;
+	to->end_ts = st->end_ts;
+	to->duration_ns = st->duration_ns;
+	to->gomaxprocs = st->gomaxprocs;
+}
+
+/*
+ * The whole trace's timeline at HTML_REPORT_PX into out, and its lanes' ids
+ * into lanes, on a connection of its own while api's threads load the rest
+ * (store_timeline_stream: one pass that keeps no spans).
+ */
+static int timeline(struct api *api, struct store *lanes, struct sbuf *out, struct wsr_err *err)
+{
+	sqlite3 *db = NULL;
+	int rc;
+
+	if (rodb_open(api->path, 0, &db, err) < 0)
+		return -1;
+	bounds(lanes, &api->st);
+	rc = store_timeline_stream(lanes, db, HTML_REPORT_PX, out, err);
+	sqlite3_close(db);
+	if (rc < 0) {
+		err_push(err, "drawing the timeline");
+		return -1;
+	}
+	return 0;
+}
+
 int html_report_write(struct api *api, const char *path, int64_t interval_ns, struct wsr_err *err)
 {
 	const struct viewer_asset *index = assets_find("/index.html");
 	const struct viewer_asset *css = assets_find("/style.css");
 	const struct viewer_asset *js = assets_find("/app.js");
-	struct sbuf data, out;
+	struct sbuf data, out, tl;
+	struct store lanes;
 	char *tmp = NULL;
 	FILE *f = NULL;
 	const char *rest;
@@ -70,18 +110,20 @@ int html_report_write(struct api *api, const char *path, int64_t interval_ns, st
 
 	sb_init(&data);
 	sb_init(&out);
+	sb_init(&tl);
+	memset(&lanes, 0, sizeof(lanes));
 	if (index == NULL || css == NULL || js == NULL) {
 		err_push(err, "the viewer assets are missing from this build");
 		goto out;
 	}
-	if (api_wait(api, err) < 0)
+	if (timeline(api, &lanes, &tl, err) < 0 || api_wait(api, err) < 0)
 		goto out;
 	sb_printf(&data, "{\"static\":true,\"px\":%d,\"generator\":\"wsr-view %s\",\"info\":",
 		  HTML_REPORT_PX, WSR_VERSION);
-	if (api_info_json(api, &data, err) < 0)
+	if (api_info_json(api, &lanes, &data, err) < 0)
 		goto out;
 	sb_puts(&data, ",\"timeline\":");
-	store_timeline_json(&api->st, 0, api->st.duration_ns, HTML_REPORT_PX, &data);
+	sb_add(&data, tl.buf, tl.len);
 	sb_puts(&data, ",\"counters\":");
 	if (store_counters_json(&api->st, api->db, 0, api->st.duration_ns, HTML_REPORT_PX, &data,
 				err) < 0)
@@ -131,7 +173,7 @@ int html_report_write(struct api *api, const char *path, int64_t interval_ns, st
 	if (rest == NULL)
 		goto out;
 	sb_puts(&out, rest);
-	if (out.oom || data.oom) {
+	if (out.oom || data.oom || tl.oom) {
 		err_push(err, "out of memory building the report");
 		goto out;
 	}
@@ -170,6 +212,8 @@ out:
 	if (ret < 0 && tmp != NULL)
 		unlink(tmp);
 	free(tmp);
+	store_free(&lanes);
+	sb_free(&tl);
 	sb_free(&data);
 	sb_free(&out);
 	return ret;

@@ -355,8 +355,7 @@ out:
 	return ret;
 }
 
-/* The id of g_state_name 'running' into *id: 0, or -1 with the cause. */
-static int running_code(sqlite3 *db, int64_t *id, struct wsr_err *err)
+int store_running_code(sqlite3 *db, int64_t *id, struct wsr_err *err)
 {
 	sqlite3_stmt *q = NULL;
 	int row, ret = -1;
@@ -402,7 +401,7 @@ int store_load_runs(struct store *st, sqlite3 *db, uint32_t b0, uint32_t b1, str
 	int64_t running;
 	int ret = -1, rc;
 
-	if (running_code(db, &running, err) < 0 ||
+	if (store_running_code(db, &running, err) < 0 ||
 	    blockread_open(db, "g_interval", run_cols, 5, &br, err) < 0)
 		goto out;
 	blockread_range(br, b0, b1);

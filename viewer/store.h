@@ -122,6 +122,17 @@ int store_load_counters(struct store *st, sqlite3 *db, struct wsr_err *err);
 void store_free(struct store *st);
 /* Writes {"t0","t1","nspp","p":[{"p","runs","states"}],"m":[{"m","states"}]}. */
 void store_timeline_json(const struct store *st, int64_t t0, int64_t t1, int px, struct sbuf *out);
+/*
+ * Writes store_timeline_json(st, 0, duration, px)'s answer as the full store
+ * would give it, in one pass over db that keeps each lane's items, not its
+ * spans (store_stream.c): memory bounded by the lanes and px. st is
+ * initialised (store_init) with no lanes; its lane ids (p_runs, m_states,
+ * with no spans) are filled in, for /api/info. 0; 1 when a lane's rows
+ * came out of order: only the full store sorts them, so it was loaded into
+ * st and answered (the same items); -1 with the cause.
+ */
+int store_timeline_stream(struct store *st, sqlite3 *db, int px, struct sbuf *out,
+			  struct wsr_err *err);
 /* Writes {"t0","t1","px","series":{name:{"min":[],"max":[],"last":[]}}}. */
 int store_counters_json(const struct store *st, sqlite3 *db, int64_t t0, int64_t t1, int px,
 			struct sbuf *out, struct wsr_err *err);

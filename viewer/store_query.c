@@ -25,16 +25,7 @@
 #include "store.h"
 #include "store_impl.h"
 
-/* A block of merged spans being built. */
-struct acc {
-	int active;
-	int64_t s, e, busy, vlen;
-	int32_t v;
-	uint32_t n;
-	int64_t st_t[ST_NSTATES];
-};
-
-static void acc_flush(struct sbuf *out, struct acc *a, int is_state)
+void store_fold_flush(struct sbuf *out, struct store_fold *a, int is_state)
 {
 	if (!a->active)
 		return;
@@ -48,6 +39,44 @@ static void acc_flush(struct sbuf *out, struct acc *a, int is_state)
 	sb_printf(out, "[%" PRId64 ",%" PRId64 ",%d,%u,%" PRId64 "],", a->s, a->e, (int)a->v, a->n,
 		  a->busy);
 	a->active = 0;
+}
+
+void store_fold_span(struct sbuf *out, struct store_fold *a, const struct store_span *sp,
+		     int64_t t0, int64_t t1, int64_t nspp, int is_state)
+{
+	int64_t cs = sp->s > t0 ? sp->s : t0;
+	int64_t ce = sp->e < t1 ? sp->e : t1;
+	int64_t w = ce - cs;
+
+	if (w >= nspp) {
+		store_fold_flush(out, a, is_state);
+		sb_printf(out, "[%" PRId64 ",%" PRId64 ",%d,1,%" PRId64 "],", sp->s, sp->e, (int)sp->v,
+			  w);
+		return;
+	}
+	if (a->active && cs - a->e < nspp && a->e - a->s < nspp) {
+		a->e = ce;
+		a->n++;
+		a->busy += w;
+		if (is_state && sp->v >= 0 && sp->v < ST_NSTATES)
+			a->st_t[sp->v] += w;
+		if (w > a->vlen) {
+			a->vlen = w;
+			a->v = sp->v;
+		}
+		return;
+	}
+	store_fold_flush(out, a, is_state);
+	memset(a, 0, sizeof(*a));
+	a->active = 1;
+	a->s = cs;
+	a->e = ce;
+	a->n = 1;
+	a->busy = w;
+	a->v = sp->v;
+	a->vlen = w;
+	if (is_state && sp->v >= 0 && sp->v < ST_NSTATES)
+		a->st_t[sp->v] = w;
 }
 
 /* Index of the first span ending after t (spans' ends are non-decreasing). */
@@ -66,28 +95,22 @@ static size_t lane_first_after(const struct store_lane *l, int64_t t)
 }
 
 /*
- * Writes the spans of l meeting [t0, t1) as [s, e, v, n, busy] items. A span
- * at least a pixel wide is written as itself (n = 1, real bounds); narrower
- * ones are merged with their neighbours into blocks of at most about a pixel
- * while the gaps between them are under a pixel: n counts them, busy sums
- * their time, v is the G of the longest (run lanes) or the state that takes
- * most time (state lanes).
+ * Writes the spans of l meeting [t0, t1) as [s, e, v, n, busy] items, by
+ * store_fold_span's rule (store_impl.h), with a fast path for dense runs.
  */
 static void lane_json(struct sbuf *out, const struct store_lane *l, int64_t t0, int64_t t1,
 		      int64_t nspp, int is_state)
 {
-	struct acc a = {0};
+	struct store_fold a = {0};
 
 	sb_putc(out, '[');
 	for (size_t i = lane_first_after(l, t0); i < l->n && l->v[i].s < t1; i++) {
-		const struct store_span *sp = &l->v[i];
-
 		/*
 		 * Fast path for dense windows: a whole block of spans that are all
 		 * narrower than a pixel, with gaps under a pixel, starting inside
 		 * the open block's pixel and ending inside the window, joins the
-		 * block at once (the rule below, applied 64 spans at a time). A
-		 * whole-trace window then costs O(pixels), not O(spans).
+		 * block at once (the rule of store_fold_span, applied 64 spans at
+		 * a time). A whole-trace window then costs O(pixels), not O(spans).
 		 */
 		while (!is_state && a.active && l->blk != NULL && i % STORE_BLOCK == 0 &&
 		       i + STORE_BLOCK <= l->n) {
@@ -107,42 +130,9 @@ static void lane_json(struct sbuf *out, const struct store_lane *l, int64_t t0, 
 		}
 		if (i >= l->n || l->v[i].s >= t1)
 			break;
-		sp = &l->v[i];
-		int64_t cs = sp->s > t0 ? sp->s : t0;
-		int64_t ce = sp->e < t1 ? sp->e : t1;
-		int64_t w = ce - cs;
-
-		if (w >= nspp) {
-			acc_flush(out, &a, is_state);
-			sb_printf(out, "[%" PRId64 ",%" PRId64 ",%d,1,%" PRId64 "],", sp->s, sp->e,
-				  (int)sp->v, w);
-			continue;
-		}
-		if (a.active && cs - a.e < nspp && a.e - a.s < nspp) {
-			a.e = ce;
-			a.n++;
-			a.busy += w;
-			if (is_state && sp->v >= 0 && sp->v < ST_NSTATES)
-				a.st_t[sp->v] += w;
-			if (w > a.vlen) {
-				a.vlen = w;
-				a.v = sp->v;
-			}
-			continue;
-		}
-		acc_flush(out, &a, is_state);
-		memset(&a, 0, sizeof(a));
-		a.active = 1;
-		a.s = cs;
-		a.e = ce;
-		a.n = 1;
-		a.busy = w;
-		a.v = sp->v;
-		a.vlen = w;
-		if (is_state && sp->v >= 0 && sp->v < ST_NSTATES)
-			a.st_t[sp->v] = w;
+		store_fold_span(out, &a, &l->v[i], t0, t1, nspp, is_state);
 	}
-	acc_flush(out, &a, is_state);
+	store_fold_flush(out, &a, is_state);
 	sb_uncomma(out);
 	sb_putc(out, ']');
 }

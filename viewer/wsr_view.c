@@ -197,7 +197,7 @@ int main(int argc, char **argv)
 	} else if (a.mode == HTML) {
 		struct api api;
 		prog = "wsr report";
-		rc = api_open(&api, db, 0, &err);
+		rc = api_open(&api, db, API_REPORT, &err);
 		if (rc == 0) {
 			rc = html_report_write(&api, a.out, a.interval, &err);
 			api_close(&api);
