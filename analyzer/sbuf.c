@@ -89,7 +89,8 @@ void sb_add(struct sbuf *sb, const void *data, size_t n)
 {
 	if (reserve(sb, n) < 0)
 		return;
-	memcpy(sb->buf + sb->len, data, n);
+	if (n > 0) /* data may be NULL then (an empty sbuf's buf) */
+		memcpy(sb->buf + sb->len, data, n);
 	sb->len += n;
 	sb->buf[sb->len] = '\0';
 }
