@@ -157,14 +157,15 @@ static int filter_values(struct bvtab *vt, struct filt *f, sqlite3_value *v)
 
 /* False when integer zone z shows that no row holds v: out of its range,
  * or absent from its set filter when it has one. */
-static bool zone_may_hold(const struct bvtab *vt, const struct cb_zone *z, int64_t v)
+static bool zone_may_hold(const struct bvtab *vt, uint32_t b, const struct cb_zone *z,
+			  int64_t v)
 {
 	return v >= z->min && v <= z->max &&
-	       (z->set_log == 0 || cb_set_may_hold(vt->sets + z->set_at, z->set_log, v));
+	       (z->set_log == 0 || cb_set_may_hold(blockvtab_set(vt, b, z), z->set_log, v));
 }
 
 /* False when the zone map of block b shows that no row can pass f. */
-static bool zone_may(const struct bvtab *vt, uint32_t b, const struct filt *f)
+static bool zone_may(struct bvtab *vt, uint32_t b, const struct filt *f)
 {
 	if (f->skip)
 		return true;
@@ -172,7 +173,10 @@ static bool zone_may(const struct bvtab *vt, uint32_t b, const struct filt *f)
 		return false;
 	if (f->col < 0)
 		return true; /* the position: bounded, not tested */
-	const struct cb_zone *z = &ZC(vt, b)[f->col];
+	const struct cb_zone *zs = blockvtab_zone(vt, b);
+	if (zs == NULL)
+		return true; /* read it: the block's own checks then fail */
+	const struct cb_zone *z = &zs[f->col];
 	uint32_t n = (uint32_t)(vt->start[b + 1] - vt->start[b]);
 	if (f->op == F_ISNULL)
 		return z->nnull > 0;
@@ -184,7 +188,7 @@ static bool zone_may(const struct bvtab *vt, uint32_t b, const struct filt *f)
 		return (z->mask & f->bits) != 0;
 	switch (f->op) {
 	case F_EQ:
-		return zone_may_hold(vt, z, f->i);
+		return zone_may_hold(vt, b, z, f->i);
 	case F_LT:
 		return z->min < f->i;
 	case F_LE:
@@ -195,7 +199,7 @@ static bool zone_may(const struct bvtab *vt, uint32_t b, const struct filt *f)
 		return z->max >= f->i;
 	default: /* F_IN */
 		for (int k = 0; k < f->n; k++)
-			if (zone_may_hold(vt, z, f->is[k]))
+			if (zone_may_hold(vt, b, z, f->is[k]))
 				return true;
 		return false;
 	}
@@ -248,6 +252,9 @@ static uint32_t at(const struct bvtab *vt, const struct bcur *cu, int64_t pos)
 	return cu->group >= 0 ? vt->groups[cu->group].blocks[pos] : (uint32_t)pos;
 }
 
+/* The keys[] index of key column col (the rowid's or the order column). */
+#define KEY(vt, col) ((col) == (vt)->rowid_col ? 0 : 1)
+
 /* First position whose block's key (rowid or order column) max >= lo. */
 static uint32_t first_block(const struct bvtab *vt, const struct bcur *cu, uint32_t count,
 			    int col, int64_t lo)
@@ -256,7 +263,7 @@ static uint32_t first_block(const struct bvtab *vt, const struct bcur *cu, uint3
 
 	while (a < b) {
 		uint32_t m = a + (b - a) / 2, k = at(vt, cu, m);
-		int64_t mx = col == POS_COL ? vt->start[k + 1] - 1 : ZC(vt, k)[col].max;
+		int64_t mx = col == POS_COL ? vt->start[k + 1] - 1 : vt->keys[k].max[KEY(vt, col)];
 		if (mx < lo)
 			a = m + 1;
 		else
@@ -273,7 +280,7 @@ static uint32_t end_block(const struct bvtab *vt, const struct bcur *cu, uint32_
 
 	while (a < b) {
 		uint32_t m = a + (b - a) / 2, k = at(vt, cu, m);
-		int64_t mn = col == POS_COL ? vt->start[k] : ZC(vt, k)[col].min;
+		int64_t mn = col == POS_COL ? vt->start[k] : vt->keys[k].min[KEY(vt, col)];
 		if (mn <= hi)
 			a = m + 1;
 		else
@@ -330,9 +337,11 @@ static int decode(struct bvtab *vt, struct bcur *cu, uint32_t c)
 /* The key columns of block b, just decoded, keep the order invariants. */
 static int check_keys(struct bvtab *vt, const struct cb_block *blk, uint32_t b)
 {
-	const struct cb_zone *z = ZC(vt, b);
+	const struct cb_zone *z = blockvtab_zone(vt, b);
 	int keys[3] = {vt->rowid_col, vt->order_col, vt->group_col};
 
+	if (z == NULL)
+		return SQLITE_CORRUPT;
 	for (int k = 0; k < 3; k++) {
 		if (keys[k] < 0)
 			continue;

@@ -28,11 +28,15 @@
  * another type than the column, a collation other than BINARY, a real,
  * are not used for skipping at all). The plan travels in idxStr.
  *
- * Zone maps. The vtab keeps every block's zone map in memory (about 200
- * bytes a block, and the set filters: 512 bytes per block of g_interval),
- * read from NAME_zone without touching the blobs; at each
- * xFilter it compares the last block id with what it holds and reads only
- * the new ones (ingestion reads through the same connection it writes).
+ * Zone maps. The vtab keeps every block's zone map in memory as its
+ * encoded bytes (about 140 bytes a block of events, 600 of g_interval with
+ * its set filter), read from NAME_zone without touching the blobs, and the
+ * key columns' min and max decoded (the plans' binary searches); a filter
+ * on another column decodes the zone map of each block it considers (one
+ * block cached). Decoded, the maps took 800 bytes a block of events: most
+ * of a report's memory that grew with the trace. At each xFilter the vtab
+ * compares the last block id with what it holds and reads only the new
+ * ones (ingestion reads through the same connection it writes).
  *
  * Decoded blocks. Cursors decode only the columns the statement uses
  * (colUsed, plus the columns of the constraints and the keys), once per
@@ -89,8 +93,9 @@ static void vt_free(struct bvtab *vt)
 	sqlite3_free(vt->name);
 	sqlite3_free(vt->schema);
 	sqlite3_free(vt->start);
-	sqlite3_free(vt->zc);
-	sqlite3_free(vt->sets);
+	sqlite3_free(vt->keys);
+	sqlite3_free(vt->zoff);
+	sqlite3_free(vt->zraw);
 	sqlite3_free(vt);
 }
 
@@ -171,6 +176,7 @@ int blockvtab_new(sqlite3 *db, int argc, const char *const *argv, struct bvtab *
 	vt->rowid_col = POS_COL;
 	vt->order_col = -1;
 	vt->group_col = -1;
+	vt->zone_bno = -1;
 	vt->schema = sqlite3_mprintf("%s", argv[1]);
 	vt->name = sqlite3_mprintf("%s", argv[2]);
 	if (vt->schema == NULL || vt->name == NULL)
@@ -412,31 +418,41 @@ struct bgroup *blockvtab_group(struct bvtab *vt, int64_t value, bool add)
 }
 
 
-/* Copies the set filters of the zone map just decoded (zone: its bytes) to
- * vt->sets, where set_at then points. */
-static int keep_sets(struct bvtab *vt, struct cb_zone *zc, const void *zone)
+const struct cb_zone *blockvtab_zone(struct bvtab *vt, uint32_t b)
 {
-	for (uint32_t c = 0; c < vt->ncols; c++) {
-		if (zc[c].set_log == 0)
-			continue;
-		uint64_t n = ((uint64_t)1 << zc[c].set_log) / 8;
-		if (vt->nsets + n > UINT32_MAX)
-			return blockvtab_error(vt, SQLITE_TOOBIG, "%s_zone: too many set filters",
-					       vt->name);
-		if (vt->nsets + n > vt->capsets) {
-			uint64_t cap = vt->capsets > 0 ? 2 * vt->capsets : 65536;
-			while (cap < vt->nsets + n)
-				cap *= 2;
-			uint8_t *b = sqlite3_realloc64(vt->sets, cap);
-			if (b == NULL)
-				return SQLITE_NOMEM;
-			vt->sets = b;
-			vt->capsets = cap;
-		}
-		memcpy(vt->sets + vt->nsets, (const uint8_t *)zone + zc[c].set_at, (size_t)n);
-		zc[c].set_at = (uint32_t)vt->nsets;
-		vt->nsets += n;
+	char msg[128];
+	uint32_t n;
+
+	if (vt->zone_bno == (int64_t)b)
+		return vt->zone;
+	vt->zone_bno = -1;
+	if (cb_zone_decode(vt->zraw + vt->zoff[b], (size_t)(vt->zoff[b + 1] - vt->zoff[b]),
+			   vt->ncols, vt->type, &n, vt->zone, msg, sizeof(msg)) < 0) {
+		blockvtab_error(vt, SQLITE_CORRUPT, "%s_zone: block %u: %s", vt->name, b, msg);
+		return NULL;
 	}
+	vt->zone_bno = b;
+	return vt->zone;
+}
+
+/* Appends block vt->nz's zone bytes (z, len) to zraw. */
+static int keep_zone(struct bvtab *vt, const void *z, size_t len)
+{
+	uint64_t at = vt->zoff[vt->nz];
+
+	if (at + len > vt->capraw) {
+		uint64_t cap = vt->capraw > 0 ? 2 * vt->capraw : 65536;
+		while (cap < at + len)
+			cap *= 2;
+		uint8_t *r = sqlite3_realloc64(vt->zraw, cap);
+		if (r == NULL)
+			return SQLITE_NOMEM;
+		vt->zraw = r;
+		vt->capraw = cap;
+	}
+	if (len > 0)
+		memcpy(vt->zraw + at, z, len);
+	vt->zoff[vt->nz + 1] = at + len;
 	return SQLITE_OK;
 }
 
@@ -488,13 +504,18 @@ int blockvtab_zones_refresh(struct bvtab *vt)
 		if (start == NULL)
 			return SQLITE_NOMEM;
 		vt->start = start;
-		struct cb_zone *zc =
-			sqlite3_realloc64(vt->zc, (uint64_t)cap * vt->ncols * sizeof(*zc));
-		if (zc == NULL)
+		uint64_t *zoff = sqlite3_realloc64(vt->zoff, ((uint64_t)cap + 1) * sizeof(*zoff));
+		if (zoff == NULL)
 			return SQLITE_NOMEM;
-		vt->zc = zc;
+		vt->zoff = zoff;
+		struct bkeys *keys = sqlite3_realloc64(vt->keys, (uint64_t)cap * sizeof(*keys));
+		if (keys == NULL)
+			return SQLITE_NOMEM;
+		vt->keys = keys;
 		vt->capz = cap;
 	}
+	vt->zone_bno = -1;
+	vt->zoff[0] = 0;
 	sqlite3_bind_int64(vt->st_zones, 1, vt->nz);
 	while ((rc = sqlite3_step(vt->st_zones)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(vt->st_zones, 0);
@@ -506,15 +527,13 @@ int blockvtab_zones_refresh(struct bvtab *vt)
 				      vt->name, (long long)id, vt->nz);
 			goto out;
 		}
-		if (cb_zone_decode(z, (size_t)zlen, vt->ncols, vt->type, &n, ZC(vt, vt->nz), msg,
+		struct cb_zone *zc = vt->zone;
+		if (cb_zone_decode(z, (size_t)zlen, vt->ncols, vt->type, &n, zc, msg,
 				   sizeof(msg)) < 0) {
 			rc = blockvtab_error(vt, SQLITE_CORRUPT, "%s_zone: block %lld: %s", vt->name,
 				      (long long)id, msg);
 			goto out;
 		}
-		struct cb_zone *zc = ZC(vt, vt->nz);
-		if ((rc = keep_sets(vt, zc, z)) != SQLITE_OK)
-			goto out;
 		struct bgroup *g = NULL;
 		if (vt->group_col >= 0) {
 			if (zc[vt->group_col].nnull > 0 ||
@@ -532,12 +551,20 @@ int blockvtab_zones_refresh(struct bvtab *vt)
 		/* the block before in storage order (of its group, with group=) */
 		int64_t prev = g != NULL ? (g->n > 0 ? (int64_t)g->blocks[g->n - 1] : -1)
 					 : (int64_t)vt->nz - 1;
+		struct bkeys *k = &vt->keys[vt->nz];
+		memset(k, 0, sizeof(*k));
+		if (vt->rowid_col >= 0) {
+			k->min[0] = zc[vt->rowid_col].min;
+			k->max[0] = zc[vt->rowid_col].max;
+		}
+		if (vt->order_col >= 0) {
+			k->min[1] = zc[vt->order_col].min;
+			k->max[1] = zc[vt->order_col].max;
+		}
 		if ((vt->rowid_col >= 0 && zc[vt->rowid_col].nnull > 0) ||
 		    (vt->order_col >= 0 && zc[vt->order_col].nnull > 0) ||
-		    (vt->nz > 0 && vt->rowid_col >= 0 &&
-		     zc[vt->rowid_col].min <= ZC(vt, vt->nz - 1)[vt->rowid_col].max) ||
-		    (prev >= 0 && vt->order_col >= 0 &&
-		     zc[vt->order_col].min < ZC(vt, prev)[vt->order_col].max)) {
+		    (vt->nz > 0 && vt->rowid_col >= 0 && k->min[0] <= vt->keys[vt->nz - 1].max[0]) ||
+		    (prev >= 0 && vt->order_col >= 0 && k->min[1] < vt->keys[prev].max[1])) {
 			rc = blockvtab_error(vt, SQLITE_CORRUPT,
 					     "%s_zone: block %lld is out of order with the one before",
 					     vt->name, (long long)id);
@@ -556,6 +583,8 @@ int blockvtab_zones_refresh(struct bvtab *vt)
 			}
 			g->blocks[g->n++] = vt->nz;
 		}
+		if ((rc = keep_zone(vt, z, (size_t)zlen)) != SQLITE_OK)
+			goto out;
 		vt->start[vt->nz + 1] = vt->start[vt->nz] + n;
 		vt->nz++;
 	}
@@ -568,9 +597,9 @@ int blockvtab_zones_refresh(struct bvtab *vt)
 		rc = SQLITE_OK;
 out:
 	sqlite3_reset(vt->st_zones);
+	vt->zone_bno = -1;
 	if (rc != SQLITE_OK) {
 		vt->nz = 0;
-		vt->nsets = 0;
 		for (uint32_t g = 0; g < vt->ngroups; g++)
 			vt->groups[g].n = 0;
 	}
