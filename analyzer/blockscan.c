@@ -173,10 +173,9 @@ static bool zone_may(struct bvtab *vt, uint32_t b, const struct filt *f)
 		return false;
 	if (f->col < 0)
 		return true; /* the position: bounded, not tested */
-	const struct cb_zone *zs = blockvtab_zone(vt, b);
-	if (zs == NULL)
+	const struct cb_zone *z = blockvtab_zone_col(vt, b, (uint32_t)f->col);
+	if (z == NULL)
 		return true; /* read it: the block's own checks then fail */
-	const struct cb_zone *z = &zs[f->col];
 	uint32_t n = (uint32_t)(vt->start[b + 1] - vt->start[b]);
 	if (f->op == F_ISNULL)
 		return z->nnull > 0;

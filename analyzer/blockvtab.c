@@ -96,6 +96,8 @@ static void vt_free(struct bvtab *vt)
 	sqlite3_free(vt->keys);
 	sqlite3_free(vt->zoff);
 	sqlite3_free(vt->zraw);
+	for (int c = 0; c < CB_MAX_COLS; c++)
+		sqlite3_free(vt->colz[c]);
 	sqlite3_free(vt);
 }
 
@@ -435,6 +437,24 @@ const struct cb_zone *blockvtab_zone(struct bvtab *vt, uint32_t b)
 	return vt->zone;
 }
 
+const struct cb_zone *blockvtab_zone_col(struct bvtab *vt, uint32_t b, uint32_t c)
+{
+	if (b < vt->colz_n[c])
+		return &vt->colz[c][b];
+	struct cb_zone *a = sqlite3_realloc64(vt->colz[c], (uint64_t)vt->nz * sizeof(*a));
+	if (a == NULL)
+		return NULL;
+	vt->colz[c] = a;
+	for (uint32_t k = vt->colz_n[c]; k < vt->nz; k++) {
+		const struct cb_zone *z = blockvtab_zone(vt, k);
+		if (z == NULL)
+			return NULL;
+		a[k] = z[c];
+		vt->colz_n[c] = k + 1;
+	}
+	return b < vt->colz_n[c] ? &a[b] : NULL;
+}
+
 /* Appends block vt->nz's zone bytes (z, len) to zraw. */
 static int keep_zone(struct bvtab *vt, const void *z, size_t len)
 {
@@ -492,9 +512,11 @@ int blockvtab_zones_refresh(struct bvtab *vt)
 		return SQLITE_OK;
 	if (last + 1 < (int64_t)vt->nz)
 		vt->nz = 0; /* fewer blocks than before (rewritten): read them all again */
-	if (vt->nz == 0)
+	if (vt->nz == 0) {
+		memset(vt->colz_n, 0, sizeof(vt->colz_n));
 		for (uint32_t g = 0; g < vt->ngroups; g++)
 			vt->groups[g].n = 0;
+	}
 	if (last >= (int64_t)UINT32_MAX - 1)
 		return blockvtab_error(vt, SQLITE_CORRUPT, "%s_zone: block id %lld", vt->name,
 				(long long)last);
@@ -600,6 +622,7 @@ out:
 	vt->zone_bno = -1;
 	if (rc != SQLITE_OK) {
 		vt->nz = 0;
+		memset(vt->colz_n, 0, sizeof(vt->colz_n));
 		for (uint32_t g = 0; g < vt->ngroups; g++)
 			vt->groups[g].n = 0;
 	}

@@ -66,10 +66,11 @@ struct bvtab {
 	/*
 	 * The zone maps of nz blocks, as their bytes (zraw: block b's at
 	 * zoff[b], up to zoff[b + 1]; a column's set filter is there too),
-	 * decoded again when a filter or a block check needs them (blockvtab_zone:
-	 * one block cached); the keys a plan's binary searches read, decoded
-	 * once (keys[b]: rowid= column's, order= column's). About 180 bytes a
-	 * block of events, against 800 decoded.
+	 * decoded again when a block check needs them (blockvtab_zone: one block
+	 * cached) or, for the columns that filters test, once per column
+	 * (colz); the keys a plan's binary searches read, decoded once (keys[b]:
+	 * rowid= column's, order= column's). About 180 bytes a block of events
+	 * and 40 per filtered column, against 800 with every column decoded.
 	 */
 	uint32_t nz, capz;
 	int64_t *start; /* nz + 1 entries: position of each block's first row */
@@ -81,6 +82,11 @@ struct bvtab {
 	uint64_t capraw;
 	int64_t zone_bno; /* the block whose zones zone holds; -1: none */
 	struct cb_zone zone[CB_MAX_COLS];
+	/* a column's zone in every block, decoded the first time a filter on
+	 * it looks at the zone maps (blockvtab_zone_col): colz[c][b] for the
+	 * first colz_n[c] blocks */
+	struct cb_zone *colz[CB_MAX_COLS];
+	uint32_t colz_n[CB_MAX_COLS];
 	sqlite3_stmt *st_last, *st_zones, *st_data;
 	struct bslot **cache;
 	int ncache;
@@ -127,6 +133,10 @@ struct bcur {
  * the next call); NULL only if its bytes, checked when read, no longer
  * decode (then the error is the vtab's). */
 const struct cb_zone *blockvtab_zone(struct bvtab *vt, uint32_t b);
+/* Column c's zone of block b (blockvtab_zone's, kept for every block: a
+ * filter skims the zone maps of many blocks per lookup); NULL when out of
+ * memory or as blockvtab_zone. */
+const struct cb_zone *blockvtab_zone_col(struct bvtab *vt, uint32_t b, uint32_t c);
 /* The set filter of column zone z of block b (z->set_log != 0). */
 static inline const uint8_t *blockvtab_set(const struct bvtab *vt, uint32_t b,
 					   const struct cb_zone *z)
