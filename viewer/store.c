@@ -387,17 +387,17 @@ int store_run_blocks(sqlite3 *db, uint32_t *n, struct wsr_err *err)
 	return 0;
 }
 
-int store_load_runs(struct store *st, sqlite3 *db, uint32_t b0, uint32_t b1, struct wsr_err *err)
+int store_scan_runs(struct store *st, sqlite3 *db, uint32_t b0, uint32_t b1, store_run_fn fn,
+		    void *arg, struct wsr_err *err)
 {
 	/*
 	 * g_interval's running rows with a P, in storage order (the order in
-	 * which they end): the rows of one P come out nearly sorted and
-	 * store_lane_finish() sorts. Read from the blocks directly, not through
-	 * SQL (a step and four column calls a row).
+	 * which they end): the rows of one P come out nearly sorted. Read from
+	 * the blocks directly, not through SQL (a step and four column calls a
+	 * row).
 	 */
 	struct blockread *br = NULL;
 	struct blockread_block blk;
-	struct store_lane *l = NULL;
 	int64_t running;
 	int ret = -1, rc;
 
@@ -413,20 +413,45 @@ int store_load_runs(struct store *st, sqlite3 *db, uint32_t b0, uint32_t b1, str
 		for (uint32_t r = 0; r < blk.nrows; r++) {
 			if (blk.null[0][r] || blk.null[4][r] || state[r] != running)
 				continue;
-			if (l == NULL || l->id != p[r])
-				l = store_lane_get(&st->p_runs, &st->nps, p[r]);
-			if (l == NULL || store_lane_push(l, s[r] - st->start_ts, e[r] - st->start_ts,
-							 (int32_t)g[r]) < 0) {
-				err_push(err, "out of memory loading lanes");
+			int v = fn(arg, p[r], (int32_t)g[r], s[r] - st->start_ts, e[r] - st->start_ts);
+			if (v != 0) {
+				ret = v;
 				goto out;
 			}
-			st->spans++;
 		}
 	}
 	ret = rc < 0 ? -1 : 0;
 out:
 	blockread_close(br);
 	return ret;
+}
+
+/* store_load_runs' store_run_fn: the run pushed on its P's lane. */
+struct runs_into {
+	struct store *st;
+	struct store_lane *l; /* the lane of the last run */
+	struct wsr_err *err;
+};
+
+static int run_into(void *arg, int64_t p, int32_t g, int64_t s, int64_t e)
+{
+	struct runs_into *ri = arg;
+
+	if (ri->l == NULL || ri->l->id != p)
+		ri->l = store_lane_get(&ri->st->p_runs, &ri->st->nps, p);
+	if (ri->l == NULL || store_lane_push(ri->l, s, e, g) < 0) {
+		err_push(ri->err, "out of memory loading lanes");
+		return -1;
+	}
+	ri->st->spans++;
+	return 0;
+}
+
+int store_load_runs(struct store *st, sqlite3 *db, uint32_t b0, uint32_t b1, struct wsr_err *err)
+{
+	struct runs_into ri = {st, NULL, err};
+
+	return store_scan_runs(st, db, b0, b1, run_into, &ri, err);
 }
 
 int store_merge_runs(struct store *st, struct store *part, struct wsr_err *err)

@@ -59,6 +59,14 @@ void store_fold_flush(struct sbuf *out, struct store_fold *a, int is_state);
 int store_cancelled(const struct store *st, struct wsr_err *err);
 /* Steps q: *row = 1 on a row, 0 when done; 0, or -1 with the cause. */
 int store_step(sqlite3 *db, sqlite3_stmt *q, struct wsr_err *err, int *row);
+/*
+ * Calls fn(arg, p, g, s, e) for each running row with a P of g_interval's
+ * blocks [b0, b1), in storage order, s and e from the trace's start; a
+ * non-zero return of fn ends the scan. 0, fn's value, or -1 with the cause.
+ */
+typedef int (*store_run_fn)(void *arg, int64_t p, int32_t g, int64_t s, int64_t e);
+int store_scan_runs(struct store *st, sqlite3 *db, uint32_t b0, uint32_t b1, store_run_fn fn,
+		    void *arg, struct wsr_err *err);
 /* The id of g_state_name 'running' into *id: 0, or -1 with the cause. */
 int store_running_code(sqlite3 *db, int64_t *id, struct wsr_err *err);
 /* Adds a lane for each id that sql returns (one column). */

@@ -33,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blockread.h"
 #include "db.h"
 #include "store.h"
 #include "store_impl.h"
@@ -123,45 +122,34 @@ static int sfold_push(struct sfold *f, const struct swin *w, int64_t s, int64_t 
 	return 0;
 }
 
-static const char *const run_cols[] = {"p", "g", "start_ts", "end_ts", "state"};
+/* pass_runs' store_run_fn: the run folded into its P's lane. */
+struct runs_fold {
+	struct slanes *runs;
+	const struct swin *w;
+	struct sfold *f; /* the lane of the last run */
+	struct wsr_err *err;
+};
+
+static int run_fold(void *arg, int64_t p, int32_t g, int64_t s, int64_t e)
+{
+	struct runs_fold *rf = arg;
+
+	if (rf->f == NULL || rf->f->id != p)
+		rf->f = slane_get(rf->runs, p);
+	if (rf->f == NULL) {
+		err_push(rf->err, "out of memory");
+		return -1;
+	}
+	return sfold_push(rf->f, rf->w, s, e, g, 0);
+}
 
 /* g_interval's running rows with a P into the run lanes: 0, 1 (out of order), -1. */
 static int pass_runs(struct store *st, sqlite3 *db, const struct swin *w, struct slanes *runs,
 		     struct wsr_err *err)
 {
-	struct blockread *br = NULL;
-	struct blockread_block blk;
-	struct sfold *f = NULL;
-	int64_t running;
-	int ret = -1, rc;
+	struct runs_fold rf = {runs, w, NULL, err};
 
-	if (store_running_code(db, &running, err) < 0 ||
-	    blockread_open(db, "g_interval", run_cols, 5, &br, err) < 0)
-		goto out;
-	while ((rc = blockread_next(br, &blk, err)) > 0) {
-		const int64_t *p = blk.v[0], *g = blk.v[1], *s = blk.v[2], *e = blk.v[3];
-		if (store_cancelled(st, err))
-			goto out;
-		for (uint32_t r = 0; r < blk.nrows; r++) {
-			if (blk.null[0][r] || blk.null[4][r] || blk.v[4][r] != running)
-				continue;
-			if (f == NULL || f->id != p[r])
-				f = slane_get(runs, p[r]);
-			if (f == NULL) {
-				err_push(err, "out of memory");
-				goto out;
-			}
-			if (sfold_push(f, w, s[r] - st->start_ts, e[r] - st->start_ts,
-				       (int32_t)g[r], 0)) {
-				ret = 1;
-				goto out;
-			}
-		}
-	}
-	ret = rc < 0 ? -1 : 0;
-out:
-	blockread_close(br);
-	return ret;
+	return store_scan_runs(st, db, 0, UINT32_MAX, run_fold, &rf, err);
 }
 
 /* The (owner, state name, start, end) rows of sql into lanes; when !add, an owner
@@ -209,27 +197,19 @@ out:
 	return ret;
 }
 
-/* The ids sql returns (one column) as lanes. */
+/* The ids sql returns (one column) as lanes (store_load_ids' reading). */
 static int add_ids(sqlite3 *db, const char *sql, struct slanes *lanes, struct wsr_err *err)
 {
-	sqlite3_stmt *q = NULL;
-	int ret = -1, row;
+	struct store_lane *ids = NULL;
+	size_t n = 0;
+	int ret = store_load_ids(db, sql, &ids, &n, err);
 
-	if (db_prepare(db, &q, sql, err) < 0)
-		return -1;
-	for (;;) {
-		if (store_step(db, q, err, &row) < 0)
-			goto out;
-		if (!row)
-			break;
-		if (slane_get(lanes, sqlite3_column_int64(q, 0)) == NULL) {
+	for (size_t i = 0; i < n && ret == 0; i++)
+		if (slane_get(lanes, ids[i].id) == NULL) {
 			err_push(err, "out of memory");
-			goto out;
+			ret = -1;
 		}
-	}
-	ret = 0;
-out:
-	sqlite3_finalize(q);
+	free(ids);
 	return ret;
 }
 

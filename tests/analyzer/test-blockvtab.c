@@ -43,10 +43,7 @@ static char dbpath[64];
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return wsrtest_xorshift(&rng);
 }
 
 static void exec(sqlite3 *db, const char *sql)

@@ -23,10 +23,7 @@ static uint64_t rng;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return wsrtest_xorshift(&rng);
 }
 
 /* Rows of NCOLS columns: 0 sorted ids, 1 non-decreasing ts, 2 a text of

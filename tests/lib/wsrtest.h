@@ -48,6 +48,16 @@ void wsrtest_skip(const char *fmt, ...) __attribute__((noreturn, format(printf, 
 void wsrtest_fail(const char *file, int line, const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 3, 4)));
 
+/* A test's random numbers: xorshift64 on *state (not 0), the same sequence on
+ * every machine, so that a failing seed fails again. */
+static inline uint64_t wsrtest_xorshift(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
 /* WSR_STRESS_SCALE from the environment (default 1). */
 long wsrtest_scale(void);
 

@@ -37,10 +37,7 @@ static char dbpath[64];
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return wsrtest_xorshift(&rng);
 }
 
 /* A width around the pixel of a 2400 px view of about 4 ms: 0 to tens of pixels. */
