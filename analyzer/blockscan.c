@@ -157,11 +157,11 @@ static int filter_values(struct bvtab *vt, struct filt *f, sqlite3_value *v)
 
 /* False when integer zone z shows that no row holds v: out of its range,
  * or absent from its set filter when it has one. */
-static bool zone_may_hold(const struct bvtab *vt, uint32_t b, const struct cb_zone *z,
+static bool zone_may_hold(const struct bvtab *vt, uint32_t c, const struct cb_zone *z,
 			  int64_t v)
 {
 	return v >= z->min && v <= z->max &&
-	       (z->set_log == 0 || cb_set_may_hold(blockvtab_set(vt, b, z), z->set_log, v));
+	       (z->set_log == 0 || cb_set_may_hold(blockvtab_set(vt, c, z), z->set_log, v));
 }
 
 /* False when the zone map of block b shows that no row can pass f. */
@@ -187,7 +187,7 @@ static bool zone_may(struct bvtab *vt, uint32_t b, const struct filt *f)
 		return (z->mask & f->bits) != 0;
 	switch (f->op) {
 	case F_EQ:
-		return zone_may_hold(vt, b, z, f->i);
+		return zone_may_hold(vt, (uint32_t)f->col, z, f->i);
 	case F_LT:
 		return z->min < f->i;
 	case F_LE:
@@ -198,7 +198,7 @@ static bool zone_may(struct bvtab *vt, uint32_t b, const struct filt *f)
 		return z->max >= f->i;
 	default: /* F_IN */
 		for (int k = 0; k < f->n; k++)
-			if (zone_may_hold(vt, b, z, f->is[k]))
+			if (zone_may_hold(vt, (uint32_t)f->col, z, f->is[k]))
 				return true;
 		return false;
 	}

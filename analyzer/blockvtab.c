@@ -28,15 +28,17 @@
  * another type than the column, a collation other than BINARY, a real,
  * are not used for skipping at all). The plan travels in idxStr.
  *
- * Zone maps. The vtab keeps every block's zone map in memory as its
- * encoded bytes (about 140 bytes a block of events, 600 of g_interval with
- * its set filter), read from NAME_zone without touching the blobs, and the
- * key columns' min and max decoded (the plans' binary searches); a filter
- * on another column decodes the zone map of each block it considers (one
- * block cached). Decoded, the maps took 800 bytes a block of events: most
- * of a report's memory that grew with the trace. At each xFilter the vtab
- * compares the last block id with what it holds and reads only the new
- * ones (ingestion reads through the same connection it writes).
+ * Zone maps. The vtab reads every block's zone map from NAME_zone once,
+ * without touching the blobs, checks it, and keeps only what plans need
+ * for every block: the first row's position and the key columns' min and
+ * max (the binary searches). A filter on another column decodes that
+ * column's zones of every block the first time (colz; with its set
+ * filters), and a block check reads its block's zone map again, by id.
+ * Holding them all decoded took 800 bytes a block of events, the memory of
+ * a report that grew with the trace; now 40 bytes a block plus 40 per
+ * filtered column. At each xFilter the vtab compares the last block id
+ * with what it holds and reads only the new ones (ingestion reads through
+ * the same connection it writes).
  *
  * Decoded blocks. Cursors decode only the columns the statement uses
  * (colUsed, plus the columns of the constraints and the keys), once per
@@ -83,6 +85,7 @@ static void vt_free(struct bvtab *vt)
 		return;
 	sqlite3_finalize(vt->st_last);
 	sqlite3_finalize(vt->st_zones);
+	sqlite3_finalize(vt->st_zone);
 	sqlite3_finalize(vt->st_data);
 	for (uint32_t c = 0; c < vt->ncols; c++)
 		sqlite3_free(vt->cname[c]);
@@ -94,10 +97,10 @@ static void vt_free(struct bvtab *vt)
 	sqlite3_free(vt->schema);
 	sqlite3_free(vt->start);
 	sqlite3_free(vt->keys);
-	sqlite3_free(vt->zoff);
-	sqlite3_free(vt->zraw);
-	for (int c = 0; c < CB_MAX_COLS; c++)
+	for (int c = 0; c < CB_MAX_COLS; c++) {
 		sqlite3_free(vt->colz[c]);
+		sqlite3_free(vt->colset[c]);
+	}
 	sqlite3_free(vt);
 }
 
@@ -424,56 +427,94 @@ const struct cb_zone *blockvtab_zone(struct bvtab *vt, uint32_t b)
 {
 	char msg[128];
 	uint32_t n;
+	int rc;
 
 	if (vt->zone_bno == (int64_t)b)
 		return vt->zone;
 	vt->zone_bno = -1;
-	if (cb_zone_decode(vt->zraw + vt->zoff[b], (size_t)(vt->zoff[b + 1] - vt->zoff[b]),
-			   vt->ncols, vt->type, &n, vt->zone, msg, sizeof(msg)) < 0) {
+	sqlite3_bind_int64(vt->st_zone, 1, b);
+	rc = sqlite3_step(vt->st_zone);
+	if (rc != SQLITE_ROW) {
+		if (rc == SQLITE_DONE)
+			blockvtab_error(vt, SQLITE_CORRUPT, "%s_zone: block %u: missing", vt->name, b);
+		else
+			blockvtab_error(vt, rc, "%s_zone: %s", vt->name, sqlite3_errmsg(vt->db));
+		sqlite3_reset(vt->st_zone);
+		return NULL;
+	}
+	rc = cb_zone_decode(sqlite3_column_blob(vt->st_zone, 0),
+			    (size_t)sqlite3_column_bytes(vt->st_zone, 0), vt->ncols, vt->type, &n,
+			    vt->zone, msg, sizeof(msg));
+	sqlite3_reset(vt->st_zone);
+	if (rc < 0) {
 		blockvtab_error(vt, SQLITE_CORRUPT, "%s_zone: block %u: %s", vt->name, b, msg);
+		return NULL;
+	}
+	if (n != (uint32_t)(vt->start[b + 1] - vt->start[b])) {
+		blockvtab_error(vt, SQLITE_CORRUPT, "%s_zone: block %u: %u rows, %lld when first read",
+				vt->name, b, n, (long long)(vt->start[b + 1] - vt->start[b]));
 		return NULL;
 	}
 	vt->zone_bno = b;
 	return vt->zone;
 }
 
+/* Appends the set filter of zone z (its bytes in zone) to colset[c]; z->set_at then points there. */
+static int keep_set(struct bvtab *vt, uint32_t c, struct cb_zone *z, const uint8_t *zone)
+{
+	uint64_t n = ((uint64_t)1 << z->set_log) / 8, at = vt->colset_n[c];
+
+	if (at + n > UINT32_MAX)
+		return SQLITE_TOOBIG;
+	if (at + n > vt->colset_cap[c]) {
+		uint64_t cap = vt->colset_cap[c] > 0 ? 2 * vt->colset_cap[c] : 65536;
+		while (cap < at + n)
+			cap *= 2;
+		uint8_t *r = sqlite3_realloc64(vt->colset[c], cap);
+		if (r == NULL)
+			return SQLITE_NOMEM;
+		vt->colset[c] = r;
+		vt->colset_cap[c] = cap;
+	}
+	memcpy(vt->colset[c] + at, zone + z->set_at, (size_t)n);
+	z->set_at = (uint32_t)at;
+	vt->colset_n[c] = at + n;
+	return SQLITE_OK;
+}
+
 const struct cb_zone *blockvtab_zone_col(struct bvtab *vt, uint32_t b, uint32_t c)
 {
+	struct cb_zone z[CB_MAX_COLS];
+	char msg[128];
+	int rc;
+
 	if (b < vt->colz_n[c])
 		return &vt->colz[c][b];
 	struct cb_zone *a = sqlite3_realloc64(vt->colz[c], (uint64_t)vt->nz * sizeof(*a));
 	if (a == NULL)
 		return NULL;
 	vt->colz[c] = a;
-	for (uint32_t k = vt->colz_n[c]; k < vt->nz; k++) {
-		const struct cb_zone *z = blockvtab_zone(vt, k);
-		if (z == NULL)
-			return NULL;
+	/* the zone maps not yet read for c, in one pass (st_zones: id >= ?1) */
+	sqlite3_bind_int64(vt->st_zones, 1, vt->colz_n[c]);
+	while (vt->colz_n[c] < vt->nz && (rc = sqlite3_step(vt->st_zones)) == SQLITE_ROW) {
+		uint32_t k = vt->colz_n[c], n;
+		const uint8_t *zone = sqlite3_column_blob(vt->st_zones, 1);
+		if (sqlite3_column_int64(vt->st_zones, 0) != (int64_t)k) {
+			blockvtab_error(vt, SQLITE_CORRUPT, "%s_zone: block %u: missing", vt->name, k);
+			break;
+		}
+		if (cb_zone_decode(zone, (size_t)sqlite3_column_bytes(vt->st_zones, 1), vt->ncols,
+				   vt->type, &n, z, msg, sizeof(msg)) < 0) {
+			blockvtab_error(vt, SQLITE_CORRUPT, "%s_zone: block %u: %s", vt->name, k, msg);
+			break;
+		}
+		if (z[c].set_log != 0 && keep_set(vt, c, &z[c], zone) != SQLITE_OK)
+			break;
 		a[k] = z[c];
 		vt->colz_n[c] = k + 1;
 	}
+	sqlite3_reset(vt->st_zones);
 	return b < vt->colz_n[c] ? &a[b] : NULL;
-}
-
-/* Appends block vt->nz's zone bytes (z, len) to zraw. */
-static int keep_zone(struct bvtab *vt, const void *z, size_t len)
-{
-	uint64_t at = vt->zoff[vt->nz];
-
-	if (at + len > vt->capraw) {
-		uint64_t cap = vt->capraw > 0 ? 2 * vt->capraw : 65536;
-		while (cap < at + len)
-			cap *= 2;
-		uint8_t *r = sqlite3_realloc64(vt->zraw, cap);
-		if (r == NULL)
-			return SQLITE_NOMEM;
-		vt->zraw = r;
-		vt->capraw = cap;
-	}
-	if (len > 0)
-		memcpy(vt->zraw + at, z, len);
-	vt->zoff[vt->nz + 1] = at + len;
-	return SQLITE_OK;
 }
 
 /* The statements on the block tables (once), and the last block id (-1: none). */
@@ -488,6 +529,8 @@ static int last_block(struct bvtab *vt, int64_t *last)
 	     (rc = prepare(vt, &vt->st_zones,
 			   "SELECT id, zone FROM \"%w\".\"%w_zone\" WHERE id >= ?1 ORDER BY id")) !=
 		     SQLITE_OK ||
+	     (rc = prepare(vt, &vt->st_zone,
+			   "SELECT zone FROM \"%w\".\"%w_zone\" WHERE id = ?1")) != SQLITE_OK ||
 	     (rc = prepare(vt, &vt->st_data,
 			   "SELECT data FROM \"%w\".\"%w_block\" WHERE id = ?1")) != SQLITE_OK))
 		return blockvtab_error(vt, rc, "%s: %s", vt->name, sqlite3_errmsg(vt->db));
@@ -514,6 +557,7 @@ int blockvtab_zones_refresh(struct bvtab *vt)
 		vt->nz = 0; /* fewer blocks than before (rewritten): read them all again */
 	if (vt->nz == 0) {
 		memset(vt->colz_n, 0, sizeof(vt->colz_n));
+		memset(vt->colset_n, 0, sizeof(vt->colset_n));
 		for (uint32_t g = 0; g < vt->ngroups; g++)
 			vt->groups[g].n = 0;
 	}
@@ -526,10 +570,6 @@ int blockvtab_zones_refresh(struct bvtab *vt)
 		if (start == NULL)
 			return SQLITE_NOMEM;
 		vt->start = start;
-		uint64_t *zoff = sqlite3_realloc64(vt->zoff, ((uint64_t)cap + 1) * sizeof(*zoff));
-		if (zoff == NULL)
-			return SQLITE_NOMEM;
-		vt->zoff = zoff;
 		struct bkeys *keys = sqlite3_realloc64(vt->keys, (uint64_t)cap * sizeof(*keys));
 		if (keys == NULL)
 			return SQLITE_NOMEM;
@@ -537,7 +577,6 @@ int blockvtab_zones_refresh(struct bvtab *vt)
 		vt->capz = cap;
 	}
 	vt->zone_bno = -1;
-	vt->zoff[0] = 0;
 	sqlite3_bind_int64(vt->st_zones, 1, vt->nz);
 	while ((rc = sqlite3_step(vt->st_zones)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(vt->st_zones, 0);
@@ -605,8 +644,6 @@ int blockvtab_zones_refresh(struct bvtab *vt)
 			}
 			g->blocks[g->n++] = vt->nz;
 		}
-		if ((rc = keep_zone(vt, z, (size_t)zlen)) != SQLITE_OK)
-			goto out;
 		vt->start[vt->nz + 1] = vt->start[vt->nz] + n;
 		vt->nz++;
 	}
@@ -623,6 +660,7 @@ out:
 	if (rc != SQLITE_OK) {
 		vt->nz = 0;
 		memset(vt->colz_n, 0, sizeof(vt->colz_n));
+		memset(vt->colset_n, 0, sizeof(vt->colset_n));
 		for (uint32_t g = 0; g < vt->ngroups; g++)
 			vt->groups[g].n = 0;
 	}

@@ -64,30 +64,30 @@ struct bvtab {
 	} *groups;
 	uint32_t ngroups, capgroups;
 	/*
-	 * The zone maps of nz blocks, as their bytes (zraw: block b's at
-	 * zoff[b], up to zoff[b + 1]; a column's set filter is there too),
-	 * decoded again when a block check needs them (blockvtab_zone: one block
-	 * cached) or, for the columns that filters test, once per column
-	 * (colz); the keys a plan's binary searches read, decoded once (keys[b]:
-	 * rowid= column's, order= column's). About 180 bytes a block of events
-	 * and 40 per filtered column, against 800 with every column decoded.
+	 * What the vtab keeps of the zone maps of its nz blocks, each read and
+	 * checked once when the block appears: its first row's position
+	 * (start), the key columns' min and max (keys: what a plan's binary
+	 * searches read), and, for each column a filter tests, that column's
+	 * zone in every block (colz, with its set filters in colset), decoded
+	 * the first time. A block check reads its block's zone map again
+	 * (blockvtab_zone). So 40 bytes a block, plus 40 per filtered column:
+	 * the zone maps themselves (140 bytes a block of events, 600 of
+	 * g_interval, 800 decoded) stay in the file.
 	 */
 	uint32_t nz, capz;
 	int64_t *start; /* nz + 1 entries: position of each block's first row */
 	struct bkeys {
 		int64_t min[2], max[2]; /* [0]: rowid_col, [1]: order_col (when >= 0) */
 	} *keys;
-	uint64_t *zoff; /* nz + 1 entries */
-	uint8_t *zraw;
-	uint64_t capraw;
 	int64_t zone_bno; /* the block whose zones zone holds; -1: none */
 	struct cb_zone zone[CB_MAX_COLS];
-	/* a column's zone in every block, decoded the first time a filter on
-	 * it looks at the zone maps (blockvtab_zone_col): colz[c][b] for the
-	 * first colz_n[c] blocks */
+	/* colz[c][b] for the first colz_n[c] blocks; a set filter's bytes at
+	 * colset[c] + set_at */
 	struct cb_zone *colz[CB_MAX_COLS];
 	uint32_t colz_n[CB_MAX_COLS];
-	sqlite3_stmt *st_last, *st_zones, *st_data;
+	uint8_t *colset[CB_MAX_COLS];
+	uint64_t colset_n[CB_MAX_COLS], colset_cap[CB_MAX_COLS];
+	sqlite3_stmt *st_last, *st_zones, *st_zone, *st_data;
 	struct bslot **cache;
 	int ncache;
 	uint64_t clock;
@@ -129,19 +129,20 @@ struct bcur {
 	int64_t rlo, rhi, olo, ohi;
 };
 
-/* Block b's zone maps, one per column, decoded into vt->zone (valid until
- * the next call); NULL only if its bytes, checked when read, no longer
- * decode (then the error is the vtab's). */
+/* Block b's zone maps, one per column, read and decoded into vt->zone
+ * (valid until the next call; their set_at is not kept: see colz); NULL
+ * when they cannot be read or no longer decode (then the error is the
+ * vtab's). */
 const struct cb_zone *blockvtab_zone(struct bvtab *vt, uint32_t b);
-/* Column c's zone of block b (blockvtab_zone's, kept for every block: a
+/* Column c's zone of block b, kept for every block once a filter asks (a
  * filter skims the zone maps of many blocks per lookup); NULL when out of
  * memory or as blockvtab_zone. */
 const struct cb_zone *blockvtab_zone_col(struct bvtab *vt, uint32_t b, uint32_t c);
-/* The set filter of column zone z of block b (z->set_log != 0). */
-static inline const uint8_t *blockvtab_set(const struct bvtab *vt, uint32_t b,
+/* The set filter of column c's zone z (from blockvtab_zone_col, z->set_log != 0). */
+static inline const uint8_t *blockvtab_set(const struct bvtab *vt, uint32_t c,
 					   const struct cb_zone *z)
 {
-	return vt->zraw + vt->zoff[b] + z->set_at;
+	return vt->colset[c] + z->set_at;
 }
 
 /* Sets the vtab's error message; returns rc. */
