@@ -120,9 +120,7 @@ int blockread_next(struct blockread *br, struct blockread_block *blk, struct wsr
 	}
 	rc = sqlite3_step(br->q);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		err_push(err, "%s_block: %s", br->vt->name, sqlite3_db_handle(br->q) != NULL
-							       ? sqlite3_errmsg(sqlite3_db_handle(br->q))
-							       : sqlite3_errstr(rc));
+		err_push(err, "%s_block: %s", br->vt->name, sqlite3_errmsg(br->vt->db));
 		return -1;
 	}
 	if (rc == SQLITE_DONE || sqlite3_column_int64(br->q, 0) != (int64_t)br->next) {
