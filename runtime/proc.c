@@ -225,9 +225,12 @@ static struct wsr_p *pidlegetspinning(struct wsr_m *mp)
  * nmspinning under this same lock hold, and spin_start is emitted here, on
  * the M's behalf, so the event sits where the counter changed (schedtrace
  * snapshots, taken under the lock, then agree with the trace): that event's
- * vtid is the caller's, not the new M's; likewise a woken M's m_unpark. Returns the
- * M's id, or -1 when the runtime is exiting (the P and the count go back). */
-static int32_t startm_locked(struct wsr_m *caller, struct wsr_p *pp, bool spinning)
+ * vtid is the caller's, not the new M's; likewise a woken M's m_unpark, and
+ * the handoff of a P that sysmon retook (ho non-NULL, see struct
+ * wsr_handoff). Returns the M's id, or -1 when the runtime is exiting (the P
+ * and the count go back). */
+static int32_t startm_locked(struct wsr_m *caller, struct wsr_p *pp, bool spinning,
+			     const struct wsr_handoff *ho)
 {
 	struct wsr_m *nmp;
 	bool fresh = false;
@@ -237,6 +240,8 @@ static int32_t startm_locked(struct wsr_m *caller, struct wsr_p *pp, bool spinni
 	if (nmp == NULL) {
 		if (load_seq(&wsr__sched.exiting)) {
 			/* No new thread after the main G returned (see wsr__join_ms). */
+			if (ho != NULL)
+				wsr__trace_handoff(ho, pp, -1);
 			wsr__pidleput(caller, pp);
 			if (spinning && xadd_seq(&wsr__sched.nmspinning, -1) <= 0)
 				wsr__throw("startm: negative nmspinning");
@@ -261,6 +266,10 @@ static int32_t startm_locked(struct wsr_m *caller, struct wsr_p *pp, bool spinni
 	if (!fresh)
 		WSR_TRACE(m_unpark, wsr__stats_of(caller), pp->id, nmp->id,
 			  load_relaxed(&wsr__sched.nmidle), m_id(caller));
+	/* Before the M can run pp; after the events above, which put the M in
+	 * its state (the analyzer takes handoff's to_m as pp's holder). */
+	if (ho != NULL)
+		wsr__trace_handoff(ho, pp, nmp->id);
 	wsr__unlock(&wsr__sched.lock);
 	if (fresh) {
 		wsr__newm_start(nmp);
@@ -274,7 +283,13 @@ static int32_t startm_locked(struct wsr_m *caller, struct wsr_p *pp, bool spinni
 	return nmp->id;
 }
 
-int32_t wsr__startm(struct wsr_m *caller, struct wsr_p *pp)
+void wsr__trace_handoff(const struct wsr_handoff *ho, struct wsr_p *pp, int32_t to)
+{
+	wsr__assert_lock_held(&wsr__sched.lock);
+	WSR_TRACE(handoff, &wsr__sysmon_stats, pp->id, ho->holder, ho->goid, to);
+}
+
+int32_t wsr__startm(struct wsr_m *caller, struct wsr_p *pp, const struct wsr_handoff *ho)
 {
 	wsr__lock(&wsr__sched.lock);
 	if (pp == NULL) {
@@ -284,10 +299,10 @@ int32_t wsr__startm(struct wsr_m *caller, struct wsr_p *pp)
 			return -1;
 		}
 	}
-	return startm_locked(caller, pp, false);
+	return startm_locked(caller, pp, false, ho);
 }
 
-int32_t wsr__startm_spinning(struct wsr_m *caller, struct wsr_p *pp)
+int32_t wsr__startm_spinning(struct wsr_m *caller, struct wsr_p *pp, const struct wsr_handoff *ho)
 {
 	int32_t zero = 0;
 
@@ -299,7 +314,7 @@ int32_t wsr__startm_spinning(struct wsr_m *caller, struct wsr_p *pp)
 	}
 	store_seq(&wsr__sched.needspinning, 0);
 	note_spinning(1);
-	return startm_locked(caller, pp, true);
+	return startm_locked(caller, pp, true, ho);
 }
 
 void wsr__wakep(struct wsr_m *mp)
@@ -332,7 +347,7 @@ void wsr__wakep(struct wsr_m *mp)
 	}
 	note_spinning(1);
 	pp = wsr__pidleget(mp);
-	startm_locked(mp, pp, true);
+	startm_locked(mp, pp, true, NULL);
 }
 
 /* Parks mp until startm hands it a P (or the runtime exits). */
@@ -698,7 +713,7 @@ static void inject_startidle(struct wsr_m *mp, int32_t n)
 	int32_t i;
 
 	for (i = 0; i < n && load_seq(&wsr__sched.npidle) > 0; i++)
-		if (wsr__startm(mp, NULL) == -1)
+		if (wsr__startm(mp, NULL, NULL) == -1)
 			break;
 }
 

@@ -54,11 +54,21 @@ void wsr__mexit_cleanup(struct wsr_m *mp); /* on the thread: undo minit */
 void wsr__join_ms(void);		  /* wsr_main teardown */
 bool wsr__ms_leaked(void);		  /* an M did not stop at teardown */
 void wsr__freems(void);
-/* Gives pp (an idle P when NULL) to an idle or new M; -1 if none could be had. */
-int32_t wsr__startm(struct wsr_m *caller, struct wsr_p *pp);
+/* A P that sysmon took from a blocking call (syscall.c's handoffp): its
+ * handoff event is emitted under sched.lock where the P changes hands (before
+ * the M given it is woken, or before it goes on the idle list), so that no
+ * event of the P's next holder precedes it in the trace. */
+struct wsr_handoff {
+	int32_t holder; /* the M that was in the call */
+	int64_t goid;	/* its G */
+};
+void wsr__trace_handoff(const struct wsr_handoff *ho, struct wsr_p *pp, int32_t to);
+/* Gives pp (an idle P when NULL) to an idle or new M; -1 if none could be had.
+ * ho: a hand-off (pp non-NULL), or NULL. */
+int32_t wsr__startm(struct wsr_m *caller, struct wsr_p *pp, const struct wsr_handoff *ho);
 /* Same, spinning, only if no M spins (nmspinning 0 -> 1 under sched.lock);
- * -2 (pp untouched) when an M already spins. */
-int32_t wsr__startm_spinning(struct wsr_m *caller, struct wsr_p *pp);
+ * -2 (pp untouched, nothing emitted) when an M already spins. */
+int32_t wsr__startm_spinning(struct wsr_m *caller, struct wsr_p *pp, const struct wsr_handoff *ho);
 void wsr__goexit(void) __attribute__((noreturn));
 
 /* p.c: Ps and the idle list. */

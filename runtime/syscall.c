@@ -153,38 +153,44 @@ void *wsr_blocking(void *(*fn)(void *), void *arg)
 	return r;
 }
 
-/* Sysmon: pp (no longer owned) needs an M or goes idle (Go: handoffp). */
-static int32_t handoffp(struct wsr_p *pp)
+/* Sysmon: pp (no longer owned) needs an M or goes idle (Go: handoffp). The
+ * handoff event is emitted where pp changes hands, under sched.lock (startm,
+ * or here before pidleput): after the lock, the M given pp, or any M taking
+ * it off the idle list, runs it, and its events must not precede the one
+ * that says where pp went (a late handoff would take pp from its next
+ * holder in the analyzer's P/M state). */
+static void handoffp(struct wsr_p *pp, const struct wsr_handoff *ho)
 {
 	if (!wsr__runqempty(pp) || load_relaxed(&wsr__sched.runqsize) != 0 ||
-	    load_relaxed(&pp->timer0when) != 0)
-		return wsr__startm(NULL, pp);
-	/* No local work: help only if nobody spins and no P is idle. */
-	if (load_seq(&wsr__sched.nmspinning) + load_seq(&wsr__sched.npidle) == 0) {
-		int32_t id = wsr__startm_spinning(NULL, pp);
-
-		if (id != -2)
-			return id;
+	    load_relaxed(&pp->timer0when) != 0) {
+		wsr__startm(NULL, pp, ho);
+		return;
 	}
+	/* No local work: help only if nobody spins and no P is idle. */
+	if (load_seq(&wsr__sched.nmspinning) + load_seq(&wsr__sched.npidle) == 0 &&
+	    wsr__startm_spinning(NULL, pp, ho) != -2)
+		return;
 	wsr__lock(&wsr__sched.lock);
 	/* Again under the lock (Go's handoffp does the same): an M leaving its
 	 * call may have queued its G globally since the test above. */
 	if (load_relaxed(&wsr__sched.runqsize) != 0) {
 		wsr__unlock(&wsr__sched.lock);
-		return wsr__startm(NULL, pp);
+		wsr__startm(NULL, pp, ho);
+		return;
 	}
+	wsr__trace_handoff(ho, pp, -1);
 	wsr__pidleput(NULL, pp);
 	wsr__unlock(&wsr__sched.lock);
-	return -1;
 }
 
 /* Called by sysmon for a P it sees in P_SYSCALL for long enough. */
 bool wsr__retake_syscall(struct wsr_p *pp, int64_t held_ns)
 {
 	uint32_t expect = P_SYSCALL;
-	int64_t goid = load_relaxed(&pp->curgoid);
-	int32_t holder = load_relaxed(&pp->syscallm);
-	int32_t to;
+	struct wsr_handoff ho = {
+		.holder = load_relaxed(&pp->syscallm),
+		.goid = load_relaxed(&pp->curgoid),
+	};
 
 	/* Counted as one more running M before the CAS, as Go's retake does
 	 * (incidlelocked(-1)): once the CAS wins, the M in the call can come
@@ -196,13 +202,13 @@ bool wsr__retake_syscall(struct wsr_p *pp, int64_t held_ns)
 		xadd_seq(&wsr__sched.nhandoff, -1);
 		return false;
 	}
-	WSR_TRACE(retake, &wsr__sysmon_stats, pp->id, holder, goid, held_ns);
-	to = handoffp(pp);
+	/* Before handoffp makes pp anyone's: nothing else can name it. */
+	WSR_TRACE(retake, &wsr__sysmon_stats, pp->id, ho.holder, ho.goid, held_ns);
+	handoffp(pp, &ho);
 	/* And the check that count may have put off (Go's incidlelocked(1)). */
 	wsr__lock(&wsr__sched.lock);
 	xadd_seq(&wsr__sched.nhandoff, -1);
 	wsr__checkdead();
 	wsr__unlock(&wsr__sched.lock);
-	WSR_TRACE(handoff, &wsr__sysmon_stats, pp->id, holder, goid, to);
 	return true;
 }

@@ -181,7 +181,14 @@ def catalog():
 
 def check_counts(db, label, stats, trace, has_stats):
     counts = dict(db.execute('SELECT name, n FROM event_counts'))
-    bt = Counter(name for name, _ in check_trace.read_trace(trace))
+    ck = check_trace.Checker(quiet=True)
+    rules = check_trace.Sequences(ck)
+    bt = Counter()
+    for name, fields in check_trace.read_trace(trace):
+        bt[name] += 1
+        rules.event(name, fields)
+    ok(not ck.errors, '%s: (a) the trace keeps the sequence rules of docs/tracepoints.md' % label,
+       sample(ck.errors))
     names = catalog()
     bad = ['%s: database %d, babeltrace2 %d' % (n, counts.get(n, 0), bt.get(n, 0))
            for n in names if counts.get(n, 0) != bt.get(n, 0)]

@@ -26,11 +26,14 @@
 #     g_create is followed on its thread by the runqput/globrunq_put of that
 #     G (a runq_spill may come between); runq_spill moves runq_size/2 + 1 Gs;
 #     m_park has p = -1 and by_m = -1; spin_start has found_work = 0.
+#   - between sysmon's retake of a P and its handoff no event names that P but
+#     the spin_start and m_unpark of the M the handoff names; every handoff
+#     follows the retake of its P.
 import re
 import subprocess
 import sys
 import tempfile
-from collections import Counter, defaultdict
+from collections import Counter
 
 FIELD_RE = re.compile(r'(\w+) = (?:\( "\w+" : container = )?(-?\d+)')
 NAME_RE = re.compile(r' wsr:(\w+): ')
@@ -39,11 +42,12 @@ MAX_ERRORS = 20
 
 
 class Checker:
-    def __init__(self):
+    def __init__(self, quiet=False):
         self.errors = []
+        self.quiet = quiet
 
     def fail(self, msg):
-        if len(self.errors) < MAX_ERRORS:
+        if len(self.errors) < MAX_ERRORS and not self.quiet:
             print('FAIL: ' + msg)
         self.errors.append(msg)
 
@@ -77,6 +81,108 @@ def read_trace(trace_dir):
     read_trace.stderr = err
 
 
+class Sequences:
+    """docs/tracepoints.md's sequence rules, fed one event at a time in trace order
+    (a lossless trace: a discard leaves gaps). Failures go to the Checker."""
+
+    def __init__(self, ck):
+        self.ck = ck
+        self.runqput_next = 0
+        self.stolen = 0
+        self.runnable = set()       # Gs made runnable since their last g_run
+        self.running = {}           # m -> g currently running on it
+        self.spinning = {}          # m -> bool
+        self.parked = {}            # m -> bool
+        self.pidle = {}             # p -> bool
+        self.pending_create = {}    # vtid -> G whose g_create awaits its runqput/globrunq_put
+        self.retaken = {}           # p -> the Ms named, since sysmon's retake of p, by spin_start / m_unpark
+        self.runq_size = None
+        self.index = 0
+
+    def event(self, name, f):
+        ck = self.ck
+        m = f.get('m', -1)
+        p = f.get('p', -1)
+        g = f.get('g')
+        tid = f.get('vtid')
+        self.index += 1
+        if tid in self.pending_create and name != 'runq_spill':
+            want = self.pending_create.pop(tid)
+            if name not in ('runqput', 'globrunq_put') or g != want:
+                ck.fail('g_create of G %d is followed on its thread by %s (g=%s), not by '
+                        'its runqput/globrunq_put' % (want, name, g))
+        if p in self.retaken and name not in ('retake', 'handoff'):
+            # Between sysmon's retake of a P and its handoff, the P is nobody's: only
+            # the spin_start and m_unpark that sysmon emits for the M it hands it to.
+            if name in ('spin_start', 'm_unpark'):
+                self.retaken[p].add(m)
+            else:
+                ck.fail('%s of M %d names P %d between its retake and its handoff'
+                        % (name, m, p))
+        if name == 'init':
+            self.runq_size = f['runq_size']
+            if self.index != 1 or p != -1:
+                ck.fail('init must be the first event, with p = -1 (event #%d, p = %d)'
+                        % (self.index, p))
+        elif name == 'g_create':
+            self.pending_create[tid] = g
+        elif name == 'runq_spill':
+            if self.runq_size is not None and f['n'] != self.runq_size // 2 + 1:
+                ck.fail('runq_spill moved %d Gs, not runq_size/2 + 1 = %d'
+                        % (f['n'], self.runq_size // 2 + 1))
+        elif name == 'm_park' and (p != -1 or f['by_m'] != -1):
+            ck.fail('m_park of M %d with p = %d, by_m = %d (both must be -1)'
+                    % (m, p, f['by_m']))
+        elif name == 'spin_start' and f['found_work'] != 0:
+            ck.fail('spin_start of M %d with found_work = %d' % (m, f['found_work']))
+        elif name == 'retake':
+            if p in self.retaken:
+                ck.fail('retake of P %d again before its handoff' % p)
+            self.retaken[p] = set()
+        elif name == 'handoff':
+            named = self.retaken.pop(p, None)
+            if named is None:
+                ck.fail('handoff of P %d with no retake of it before' % p)
+            elif named - {f['to_m']}:
+                ck.fail('handoff of P %d to M %d after events of M %s on it'
+                        % (p, f['to_m'], sorted(named - {f['to_m']})))
+        if name in ('g_create', 'runqput', 'globrunq_put', 'g_ready'):
+            self.runnable.add(g)
+            if name == 'runqput':
+                self.runqput_next += f['next']
+        elif name == 'steal':
+            self.stolen += f['n']
+        elif name == 'g_run':
+            if g not in self.runnable:
+                ck.fail('g_run of G %d on M %d with no g_create/runqput/globrunq_put/'
+                        'g_ready of it since its previous run' % (g, m))
+            self.runnable.discard(g)
+            if self.running.get(m) is not None:
+                ck.fail('g_run of G %d on M %d while G %d still runs there'
+                        % (g, m, self.running[m]))
+            self.running[m] = g
+        elif name == 'g_stop':
+            if self.running.get(m) != g:
+                ck.fail('g_stop of G %d on M %d, which runs %s' % (g, m, self.running.get(m)))
+            self.running[m] = None
+        elif name in ('spin_start', 'spin_stop'):
+            want = name == 'spin_stop'
+            if self.spinning.get(m, False) != want:
+                ck.fail('%s on M %d out of turn (spin_start/spin_stop must alternate)'
+                        % (name, m))
+            self.spinning[m] = not want
+        elif name in ('m_park', 'm_unpark'):
+            want = name == 'm_unpark'
+            if self.parked.get(m, False) != want:
+                ck.fail('%s on M %d out of turn (m_park/m_unpark must alternate)' % (name, m))
+            self.parked[m] = not want
+        elif name in ('p_idle', 'p_busy'):
+            want = name == 'p_busy'
+            if self.pidle.get(p, False) != want:
+                ck.fail('%s of P %d out of turn (p_idle/p_busy must alternate)' % (name, p))
+            self.pidle[p] = not want
+
+
 def main(argv):
     args = argv[1:]
     opts = {'vpid': None, 'require': [], 'allow_discards': False}
@@ -107,87 +213,15 @@ def main(argv):
         return 1
 
     counts = Counter()
-    runqput_next = 0
-    stolen = 0
     vpids = Counter()
-    runnable = set()        # Gs made runnable since their last g_run
-    running = {}            # m -> g currently running on it
-    spinning = {}           # m -> bool
-    parked = {}             # m -> bool
-    pidle = {}              # p -> bool
-    pending_create = {}     # vtid -> G whose g_create awaits its runqput/globrunq_put
-    runq_size = None
-    index = 0
     # A trace with discarded events has gaps: sequences are checked only without.
-    seq = not opts['allow_discards']
+    seq = None if opts['allow_discards'] else Sequences(ck)
     try:
         for name, f in read_trace(trace_dir):
             counts[name] += 1
             vpids[f.get('vpid')] += 1
-            if not seq:
-                continue
-            m = f.get('m', -1)
-            p = f.get('p', -1)
-            g = f.get('g')
-            tid = f.get('vtid')
-            index += 1
-            if tid in pending_create and name != 'runq_spill':
-                want = pending_create.pop(tid)
-                if name not in ('runqput', 'globrunq_put') or g != want:
-                    ck.fail('g_create of G %d is followed on its thread by %s (g=%s), not by '
-                            'its runqput/globrunq_put' % (want, name, g))
-            if name == 'init':
-                runq_size = f['runq_size']
-                if index != 1 or p != -1:
-                    ck.fail('init must be the first event, with p = -1 (event #%d, p = %d)'
-                            % (index, p))
-            elif name == 'g_create':
-                pending_create[tid] = g
-            elif name == 'runq_spill':
-                if runq_size is not None and f['n'] != runq_size // 2 + 1:
-                    ck.fail('runq_spill moved %d Gs, not runq_size/2 + 1 = %d'
-                            % (f['n'], runq_size // 2 + 1))
-            elif name == 'm_park' and (p != -1 or f['by_m'] != -1):
-                ck.fail('m_park of M %d with p = %d, by_m = %d (both must be -1)'
-                        % (m, p, f['by_m']))
-            elif name == 'spin_start' and f['found_work'] != 0:
-                ck.fail('spin_start of M %d with found_work = %d' % (m, f['found_work']))
-            if name in ('g_create', 'runqput', 'globrunq_put', 'g_ready'):
-                runnable.add(g)
-                if name == 'runqput':
-                    runqput_next += f['next']
-            elif name == 'steal':
-                stolen += f['n']
-            elif name == 'g_run':
-                if g not in runnable:
-                    ck.fail('g_run of G %d on M %d with no g_create/runqput/globrunq_put/'
-                            'g_ready of it since its previous run' % (g, m))
-                runnable.discard(g)
-                if running.get(m) is not None:
-                    ck.fail('g_run of G %d on M %d while G %d still runs there'
-                            % (g, m, running[m]))
-                running[m] = g
-            elif name == 'g_stop':
-                if running.get(m) != g:
-                    ck.fail('g_stop of G %d on M %d, which runs %s' % (g, m, running.get(m)))
-                running[m] = None
-            elif name in ('spin_start', 'spin_stop'):
-                want = name == 'spin_stop'
-                if spinning.get(m, False) != want:
-                    ck.fail('%s on M %d out of turn (spin_start/spin_stop must alternate)'
-                            % (name, m))
-                spinning[m] = not want
-            elif name in ('m_park', 'm_unpark'):
-                want = name == 'm_unpark'
-                if parked.get(m, False) != want:
-                    ck.fail('%s on M %d out of turn (m_park/m_unpark must alternate)'
-                            % (name, m))
-                parked[m] = not want
-            elif name in ('p_idle', 'p_busy'):
-                want = name == 'p_busy'
-                if pidle.get(p, False) != want:
-                    ck.fail('%s of P %d out of turn (p_idle/p_busy must alternate)' % (name, p))
-                pidle[p] = not want
+            if seq is not None:
+                seq.event(name, f)
     except RuntimeError as e:
         print('FAIL: ' + str(e))
         return 1
@@ -207,7 +241,7 @@ def main(argv):
           % (total, len(counts), dict(vpids), discarded, lost_packets, discard_warnings))
     if total == 0:
         ck.fail('the trace holds no event')
-    if seq and counts['init'] != 1:
+    if seq is not None and counts['init'] != 1:
         ck.fail('%d init events, expected exactly 1' % counts['init'])
     if opts['vpid'] is not None:
         if set(vpids) != {opts['vpid']}:
@@ -219,8 +253,8 @@ def main(argv):
             ck.fail('no %s event, although the workload exercises it' % ev)
 
     observed = dict(counts)
-    observed['runqput_next'] = runqput_next
-    observed['stolen'] = stolen
+    observed['runqput_next'] = seq.runqput_next if seq else 0
+    observed['stolen'] = seq.stolen if seq else 0
     if opts['allow_discards']:
         emitted = sum(v for k, v in stats.items() if k not in EXTRA_KEYS)
         print('emitted %d (stats line), in trace %d, discarded %d' % (emitted, total, discarded))

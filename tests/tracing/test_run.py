@@ -112,7 +112,9 @@ def case_checker_fails(wsr, emitter, tmp, args):
     print(p.stdout, end='')
     ok &= expect(p.returncode == 1, 'the checker fails a broken trace (got %d)' % p.returncode)
     for what in ('g_run of G 21 on M 0 with no', 'spin_stop on M 0 out of turn',
-                 'p_idle of P 0 out of turn'):
+                 'p_idle of P 0 out of turn',
+                 'steal_scan of M 1 names P 0 between its retake and its handoff',
+                 'handoff of P 1 with no retake of it before'):
         ok &= expect(what in p.stdout, 'it says: ' + what)
     # A good trace with one stats counter off by one must fail too.
     rc, _, err, d, errf = wsr_run(wsr, tmp, 'good', ['--lossless'], [emitter, '-n', '20'])

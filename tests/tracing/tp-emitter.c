@@ -13,7 +13,9 @@
  *   -x ends the program with that exit status, -k raises that signal at the
  *   end (both after the events and the stats line), to test exit pass-through.
  *   -B breaks the sequence rules on purpose (a g_run of a G never made
- *   runnable, a spin_stop with no spin_start, a second p_idle), counted in
+ *   runnable, a spin_stop with no spin_start, a second p_idle, an event
+ *   naming a P between its retake and its handoff, a handoff with no
+ *   retake), counted in
  *   the stats line, so a test can show that the checker catches them.
  *
  * Invariants:
@@ -37,7 +39,7 @@
 #include "wsr_tp.h"
 
 enum { C_INIT, C_G_CREATE, C_RUNQPUT, C_RUNQPUT_NEXT, C_G_RUN, C_G_STOP, C_SPIN_START,
-       C_SPIN_STOP, C_P_IDLE, C_P_BUSY, C_M_CREATE, C_MAX };
+       C_SPIN_STOP, C_P_IDLE, C_P_BUSY, C_M_CREATE, C_STEAL_SCAN, C_RETAKE, C_HANDOFF, C_MAX };
 
 struct worker {
 	pthread_t thread;
@@ -165,6 +167,15 @@ int main(int argc, char **argv)
 		total[C_G_STOP]++;
 		total[C_SPIN_STOP]++;
 		total[C_P_IDLE] += 2;
+		/* P 0 named by M 1 between its retake and its handoff; a handoff of P 1
+		 * that no retake took. */
+		lttng_ust_tracepoint(wsr, retake, 0, 0, ghost, 1000);
+		lttng_ust_tracepoint(wsr, steal_scan, 0, 1, 1, 1, 0);
+		lttng_ust_tracepoint(wsr, handoff, 0, 0, ghost, 0);
+		lttng_ust_tracepoint(wsr, handoff, 1, 0, ghost, -1);
+		total[C_RETAKE]++;
+		total[C_STEAL_SCAN]++;
+		total[C_HANDOFF] += 2;
 	}
 
 	dbg = getenv("WSRDEBUG");
@@ -172,15 +183,16 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"wsr stats: init=%ju g_create=%ju runqput=%ju runqput_next=%ju runq_spill=0 "
 			"globrunq_put=0 globrunq_get=0 g_run=%ju g_stop=%ju g_ready=0 steal=0 "
-			"stolen=0 steal_scan=0 spin_start=%ju spin_stop=%ju p_idle=%ju p_busy=%ju "
-			"m_park=0 m_unpark=0 m_create=%ju syscall_enter=0 syscall_exit=0 handoff=0 "
-			"retake=0 preempt=0 timer_fire=0 netpoll=0 schedtrace=0 max_spinning=1\n",
+			"stolen=0 steal_scan=%ju spin_start=%ju spin_stop=%ju p_idle=%ju p_busy=%ju "
+			"m_park=0 m_unpark=0 m_create=%ju syscall_enter=0 syscall_exit=0 handoff=%ju "
+			"retake=%ju preempt=0 timer_fire=0 netpoll=0 schedtrace=0 max_spinning=1\n",
 			(uintmax_t)total[C_INIT], (uintmax_t)total[C_G_CREATE],
 			(uintmax_t)total[C_RUNQPUT], (uintmax_t)total[C_RUNQPUT_NEXT],
 			(uintmax_t)total[C_G_RUN], (uintmax_t)total[C_G_STOP],
-			(uintmax_t)total[C_SPIN_START], (uintmax_t)total[C_SPIN_STOP],
+			(uintmax_t)total[C_STEAL_SCAN], (uintmax_t)total[C_SPIN_START], (uintmax_t)total[C_SPIN_STOP],
 			(uintmax_t)total[C_P_IDLE], (uintmax_t)total[C_P_BUSY],
-			(uintmax_t)total[C_M_CREATE]);
+			(uintmax_t)total[C_M_CREATE], (uintmax_t)total[C_HANDOFF],
+			(uintmax_t)total[C_RETAKE]);
 	if (sig > 0) {
 		signal((int)sig, SIG_DFL);
 		raise((int)sig);
