@@ -71,6 +71,9 @@ struct ps {
 	 * sets it; spilled: its next runqput follows a runq_spill (see there) */
 	bool ring_unsynced, spilled;
 	uint8_t state;
+	/* retaken: sysmon's retake seen, its handoff not yet, and no M has
+	 * held the P since (a handoff after one did is late: pmstate.c) */
+	bool retaken;
 	/* steals of runnext whose steal event is still to come (see runqput) */
 	int32_t rn_inflight;
 	int32_t holder, st_m;

@@ -305,6 +305,10 @@ int pm_emitter(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 	if (holds && p >= 0) {
 		struct ps *P = &dv->ps[p];
 		const struct ms *M = &dv->ms[m];
+		/* Held: a handoff still to come is late (spin_start may be
+		 * sysmon's, for the M it hands the P to: see ev_take_p). */
+		if (r->ev != EV_SPIN_START)
+			P->retaken = false;
 		if (P->idle) {
 			/* M m holds it: its p_busy was lost (see "losses"). */
 			P->idle = false;
@@ -406,6 +410,7 @@ static int ev_p_idle_busy(struct derive *dv, const struct wsr_rec *r, struct wsr
 		return p_set(dv, p, ts, err);
 	}
 	dv->ps[p].idle = false;
+	dv->ps[p].retaken = false;
 	if (p_set(dv, p, ts, err) < 0)
 		return -1;
 	/* An M without a P that takes one off the idle list runs it. */
@@ -455,7 +460,13 @@ static int ev_m_create(struct derive *dv, const struct wsr_rec *r, struct wsr_er
 	return 0;
 }
 
-/* handoff, retake: sysmon (or an M entering a call) takes P p from M m. */
+/* retake, then handoff: sysmon takes P p from M m, in a call, and hands
+ * it on. The runtime emits the handoff before the P's next holder can run
+ * it (docs/tracepoints.md, "Sequence rules"); a runtime before 2026-12-02
+ * emitted it afterwards, so in its traces a handoff can follow events of
+ * the P's next holder, even of M m holding it again. Such a late handoff
+ * says nothing the holder's own events did not: it changes no state
+ * (applied, it would take the P from its holder and cut the holder's G). */
 static int ev_take_p(struct derive *dv, const struct wsr_rec *r, struct wsr_err *err)
 {
 	int64_t ts = r->ts;
@@ -463,8 +474,15 @@ static int ev_take_p(struct derive *dv, const struct wsr_rec *r, struct wsr_err 
 
 	if (p < 0)
 		return 0;
+	if (r->ev == EV_HANDOFF) {
+		if (!dv->ps[p].retaken && dv->ps[p].holder >= 0)
+			return 0;
+		dv->ps[p].retaken = false;
+	}
 	if (m >= 0 && m < dv->nm && dv->ms[m].known && pm_release(dv, m, p, ts, err) < 0)
 		return -1;
+	if (r->ev == EV_RETAKE)
+		dv->ps[p].retaken = true;
 	if (r->ev == EV_HANDOFF && r->a1 >= 0) {
 		int to = (int)r->a1;
 		if (m_known(dv, to, ts, -1, err) < 0 || pm_assoc(dv, to, p, ts, err) < 0)

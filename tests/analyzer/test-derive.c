@@ -942,6 +942,50 @@ WSR_TEST(derive_lost_g_stop_p_handed_off)
 		  0);
 }
 
+/* Sysmon's retake of P0 from M0 (in a call with G1); P0 goes idle and M0,
+ * back from its call, takes it off the idle list and runs G1 on it. late:
+ * the handoff comes after M0's events on P0, as a runtime before
+ * 2026-12-02 could emit it; else where the runtime emits it now (before
+ * p_idle). Either way G1's run is whole and nothing was repaired; a late
+ * handoff applied took P0 from M0 again and cut G1 (fidelity-io under TSan). */
+static void handoff_trace(bool late)
+{
+	setup();
+	EV(EV_INIT, 100, -1, 0, I(1), I(256));
+	EV(EV_G_CREATE, 110, 0, 0, I(1), I(0));
+	EV(EV_RUNQPUT, 111, 0, 0, I(1), I(0), I(0), I(1));
+	EV(EV_G_RUN, 120, 0, 0, I(1), I(1), I(0));
+	EV(EV_SYSCALL_ENTER, 130, 0, 0, I(1));
+	EV(EV_RETAKE, 150, 0, 0, I(1), I(20));
+	if (!late)
+		EV(EV_HANDOFF, 151, 0, 0, I(1), I(-1));
+	EV(EV_P_IDLE, 152, 0, -1, I(1));
+	EV(EV_P_BUSY, 160, 0, 0, I(0));
+	EV(EV_SYSCALL_EXIT, 161, 0, 0, I(1), I(0));
+	if (late)
+		EV(EV_HANDOFF, 170, 0, 0, I(1), I(-1));
+	EV(EV_G_STOP, 200, 0, 0, I(1), I(7));
+	finish();
+	ASSERT_EQ(q1("SELECT count(*) FROM g_state WHERE cut = 1 AND end_ts < 200"), 0);
+	ASSERT_EQ(q1("SELECT start_ts FROM g_state WHERE g = 1 AND state = 'running' AND "
+		     "end_ts = 200"),
+		  161);
+	ASSERT_EQ(q1("SELECT value FROM meta WHERE key = 'loss_repairs'"), 0);
+	ASSERT_EQ(q1("SELECT count(*) FROM p_state WHERE p = 0 AND m = 0 AND state = 'running' "
+		     "AND start_ts <= 161 AND end_ts >= 200"),
+		  1);
+}
+
+WSR_TEST(derive_handoff_before_the_next_holder)
+{
+	handoff_trace(false);
+}
+
+WSR_TEST(derive_late_handoff_changes_nothing)
+{
+	handoff_trace(true);
+}
+
 /*
  * The work/span DAG (analyzer/dag.c), built by derive_finish(). Times are
  * exact, so every figure is too. G1 (main) on P0 spawns G2 at 200 and G3
