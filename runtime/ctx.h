@@ -29,8 +29,11 @@ void wsr__ctx_trampoline(void);
  * compiler from turning the switch into a tail call: with ThreadSanitizer a
  * tail call would run the caller's __tsan_func_exit after the fiber switch
  * but before the stack switch, popping a frame off the wrong fiber's shadow
- * stack (it underflows after a few switches and TSan crashes). */
-static inline void wsr__ctx_swap(struct wsr_ctx *from, struct wsr_ctx *to)
+ * stack (it underflows after a few switches and TSan crashes). Always
+ * inlined: out of line (as a static inline called from a function built
+ * without instrumentation, which clang will not inline it into) its own
+ * __tsan_func_entry runs on the fiber switched to, and its exit never does. */
+static inline __attribute__((always_inline)) void wsr__ctx_swap(struct wsr_ctx *from, struct wsr_ctx *to)
 {
 	wsr__ctx_switch(from, to);
 	__asm__ volatile("" ::: "memory");

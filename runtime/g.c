@@ -151,6 +151,12 @@ void wsr__gfree_all(void)
 		return;
 	for (s = slabs; s != NULL; s = next) {
 		next = s->next;
+#if WSR_SAN_TSAN
+		/* The fibers of Gs that never exited (abandoned at the end). */
+		for (int i = 0; i < WSR_GSLAB; i++)
+			if (s->g[i].tsan_fiber != NULL)
+				san_tsan_destroy(s->g[i].tsan_fiber);
+#endif
 		free(s);
 	}
 	slabs = NULL;
@@ -204,7 +210,8 @@ struct wsr_g *wsr__newproc(struct wsr_m *mp, void (*fn)(void *), void *arg, int6
 	return newproc_body(mp, fn, arg, parent, false);
 }
 
-void wsr__gentry(void *arg)
+/* The G's first frame, which never returns: no TSan frame (san.h). */
+WSR_NO_FUNC_ENTRY void wsr__gentry(void *arg)
 {
 	struct wsr_g *gp = arg;
 

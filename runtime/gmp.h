@@ -73,6 +73,7 @@ enum wsr_spinning {
 	WSR_SPIN_NONE,	   /* only the M that wakep starts spins */
 };
 #define WSR_STACKCACHE_MAX  32  /* stacks kept per P */
+#define WSR_FIBERCACHE_MAX  64  /* TSan fibers kept per P (tsanfiber.c) */
 /* Dead Gs kept per P before half go global. 256 (was 64): when one P spawns
  * and another runs and frees the Gs, each move through sched.gflock carries
  * 128 Gs, and the two Ps collide on it 4x less often. */
@@ -140,7 +141,7 @@ struct wsr_g {
 	int64_t parent;		     /* goid of the creator, 0 for the main G */
 	int64_t when;		     /* timer deadline (ns) while in a timer heap */
 #if WSR_SAN_TSAN
-	void *tsan_fiber;	     /* created at first run, destroyed at exit */
+	void *tsan_fiber;	     /* from its first run to its exit (tsanfiber.c) */
 #endif
 #if WSR_SAN_ASAN
 	void *asan_fake_stack;	     /* ASan's fake stack handle across a switch */
@@ -208,6 +209,10 @@ struct wsr_p {
 	void *stackcache[WSR_STACKCACHE_MAX]; /* free stacks of the default size; owner */
 	int32_t nstackcache;
 	size_t stackcache_size;	     /* size of the cached stacks; owner */
+#if WSR_SAN_TSAN
+	void *fibercache[WSR_FIBERCACHE_MAX]; /* free TSan fibers (tsanfiber.c); owner */
+	int32_t nfibercache;
+#endif
 
 	/* Timers (time.c): a min-heap of sleeping Gs by g->when, under timerlock. */
 	struct wsr_lock timerlock;

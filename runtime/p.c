@@ -46,6 +46,7 @@ void wsr__procfree(void)
 		struct wsr_p *pp = &wsr__sched.allp[i];
 
 		wsr__stackcache_flush(pp);
+		wsr__fibercache_flush(pp);
 		wsr__timers_free(pp);
 		wsr__lock_destroy(&pp->timerlock);
 		wsr__lock_destroy(&pp->dqlock);

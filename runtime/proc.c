@@ -446,7 +446,7 @@ WSR_TRACE_BODY void execute_body(struct wsr_m *mp, struct wsr_g *gp, bool inheri
 			wsr__throw("execute: out of memory for a G stack");
 		wsr__ctx_make(&gp->ctx, wsr__stack_top(gp), wsr__gentry, gp);
 #if WSR_SAN_TSAN
-		gp->tsan_fiber = san_tsan_create();
+		gp->tsan_fiber = wsr__fiber_get(pp);
 #endif
 	}
 #if WSR_SAN_ASAN
@@ -491,9 +491,10 @@ void wsr__mcall(void (*fn)(struct wsr_m *mp, struct wsr_g *gp, void *arg), void 
 #endif
 }
 
-/* Leaves the G's stack for good (exit): ASan must forget its fake stack. */
-static __attribute__((noreturn)) void mcall_noreturn(void (*fn)(struct wsr_m *, struct wsr_g *,
-								void *))
+/* Leaves the G's stack for good (exit): ASan must forget its fake stack.
+ * No TSan frame: the G's fiber is reused (san.h). */
+static WSR_NO_FUNC_ENTRY __attribute__((noreturn)) void
+mcall_noreturn(void (*fn)(struct wsr_m *, struct wsr_g *, void *))
 {
 	struct wsr_m *mp = wsr__getm();
 	struct wsr_g *gp = mp->curg;
@@ -764,7 +765,7 @@ WSR_TRACE_BODY void goexit_body(struct wsr_m *mp, struct wsr_g *gp, bool traced)
 	dropg(mp, gp);
 	store_relaxed(&gp->status, G_DEAD);
 #if WSR_SAN_TSAN
-	san_tsan_destroy(gp->tsan_fiber);
+	wsr__fiber_put(pp, gp->tsan_fiber);
 	gp->tsan_fiber = NULL;
 #endif
 	wsr__stackfree(pp, gp);
@@ -790,7 +791,7 @@ static void goexit_m(struct wsr_m *mp, struct wsr_g *gp, void *arg)
 	goexit_body(mp, gp, false);
 }
 
-void wsr__goexit(void)
+WSR_NO_FUNC_ENTRY void wsr__goexit(void)
 {
 	mcall_noreturn(goexit_m);
 }

@@ -100,6 +100,10 @@ void wsr__errno_set(int e);
 bool wsr__stackalloc(struct wsr_p *pp, struct wsr_g *gp);
 void wsr__stackfree(struct wsr_p *pp, struct wsr_g *gp);
 void wsr__stackcache_flush(struct wsr_p *pp);
+/* tsanfiber.c: a G's TSan fiber, from its P's cache (NULL without TSan). */
+void *wsr__fiber_get(struct wsr_p *pp);
+void wsr__fiber_put(struct wsr_p *pp, void *fiber);
+void wsr__fibercache_flush(struct wsr_p *pp);
 void wsr__stack_overflow_init(struct wsr_m *mp);
 void wsr__stack_overflow_fini(struct wsr_m *mp);
 /* The address a fresh G's stack starts from (its top, below a small header). */

@@ -5,7 +5,13 @@
  *   - Every switch between stacks is bracketed: san_switch_begin() just
  *     before wsr__ctx_switch and san_switch_end() first thing after it
  *     returns on the new stack (ASan), and san_tsan_switch() just before the
- *     switch (TSan); a G's TSan fiber exists from its first run to its exit.
+ *     switch (TSan). The helpers are always inlined: a call would push a
+ *     TSan shadow-stack frame on one fiber and pop it on another.
+ *   - TSan fibers come from a per-P cache (tsanfiber.c), so a fiber's
+ *     shadow stack must be empty when its G exits: the G's entry and exit
+ *     path (wsr__gentry, wsr__goexit, mcall_noreturn), whose frames never
+ *     return, is WSR_NO_FUNC_ENTRY. Without that attribute (gcc) each G's
+ *     fiber is destroyed at its exit (WSR_TSAN_FIBER_REUSE 0).
  *   - In builds without sanitizers every helper is an empty inline.
  * Concurrency: the annotations are per thread; they need no locks.
  */
@@ -38,6 +44,19 @@
 # define WSR_SAN_TSAN 0
 #endif
 
+/* No sanitizer instrumentation at all, __tsan_func_entry included (clang's
+ * no_sanitize("thread") keeps that one). */
+#if WSR_SAN_TSAN && defined(__has_attribute)
+# if __has_attribute(disable_sanitizer_instrumentation)
+#  define WSR_NO_FUNC_ENTRY __attribute__((disable_sanitizer_instrumentation))
+#  define WSR_TSAN_FIBER_REUSE 1
+# endif
+#endif
+#ifndef WSR_NO_FUNC_ENTRY
+# define WSR_NO_FUNC_ENTRY
+# define WSR_TSAN_FIBER_REUSE 0
+#endif
+
 #if WSR_SAN_ASAN
 # include <sanitizer/common_interface_defs.h>
 #endif
@@ -50,7 +69,7 @@
 
 /* ASan: about to leave the current stack for [bottom, bottom+size).
  * fake_save is NULL when the current stack is being left for good. */
-static inline void san_switch_begin(void **fake_save, const void *bottom, size_t size)
+static inline __attribute__((always_inline)) void san_switch_begin(void **fake_save, const void *bottom, size_t size)
 {
 #if WSR_SAN_ASAN
 	__sanitizer_start_switch_fiber(fake_save, bottom, size);
@@ -62,7 +81,7 @@ static inline void san_switch_begin(void **fake_save, const void *bottom, size_t
 }
 
 /* ASan: arrived on this stack; fake_save is what san_switch_begin stored here. */
-static inline void san_switch_end(void *fake_save)
+static inline __attribute__((always_inline)) void san_switch_end(void *fake_save)
 {
 #if WSR_SAN_ASAN
 	__sanitizer_finish_switch_fiber(fake_save, NULL, NULL);
@@ -71,7 +90,7 @@ static inline void san_switch_end(void *fake_save)
 #endif
 }
 
-static inline void *san_tsan_current(void)
+static inline __attribute__((always_inline)) void *san_tsan_current(void)
 {
 #if WSR_SAN_TSAN
 	return __tsan_get_current_fiber();
@@ -80,7 +99,7 @@ static inline void *san_tsan_current(void)
 #endif
 }
 
-static inline void *san_tsan_create(void)
+static inline __attribute__((always_inline)) void *san_tsan_create(void)
 {
 #if WSR_SAN_TSAN
 	return __tsan_create_fiber(0);
@@ -89,7 +108,7 @@ static inline void *san_tsan_create(void)
 #endif
 }
 
-static inline void san_tsan_destroy(void *fiber)
+static inline __attribute__((always_inline)) void san_tsan_destroy(void *fiber)
 {
 #if WSR_SAN_TSAN
 	__tsan_destroy_fiber(fiber);
@@ -99,7 +118,7 @@ static inline void san_tsan_destroy(void *fiber)
 }
 
 /* TSan: the next instructions run on fiber (flags 0: synchronise with it). */
-static inline void san_tsan_switch(void *fiber)
+static inline __attribute__((always_inline)) void san_tsan_switch(void *fiber)
 {
 #if WSR_SAN_TSAN
 	__tsan_switch_to_fiber(fiber, 0);

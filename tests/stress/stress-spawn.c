@@ -167,3 +167,60 @@ WSR_TEST_TIMEOUT(tree_1m_p64, 150)
 {
 	run(64, tree_main, "tree 1M");
 }
+
+/* One G struct, and under TSan one fiber, host more Gs in turn than TSan's
+ * shadow stack has slots (65,536): each G is spawned after the last one
+ * exited, at 1 P, whose free list hands the same struct back and whose
+ * fiber cache the same fiber (runtime/tsanfiber.c). main yields now and
+ * then, so that no G is preempted on its way out (runnext inherits the
+ * slice) and holds the struct while the next one is spawned. Not scaled: a
+ * G that left one frame per life on its fiber's shadow stack would
+ * overflow it here. */
+#define REUSE_LIVES 100000
+#define REUSE_MIN   70000
+#define REUSE_SLOTS 64
+static struct wsr_g *reuse_g[REUSE_SLOTS];
+static long reuse_n[REUSE_SLOTS];
+
+static void reuse_child(void *arg)
+{
+	struct wsr_g *gp = wsr__getm()->curg;
+	int i;
+
+	(void)arg;
+	for (i = 0; i < REUSE_SLOTS - 1 && reuse_g[i] != NULL && reuse_g[i] != gp; i++)
+		;
+	reuse_g[i] = gp;
+	reuse_n[i]++;
+	wsr_waitgroup_done(wg);
+}
+
+static int reuse_main(void *arg)
+{
+	(void)arg;
+	wg = wsr_waitgroup_make();
+	for (long i = 0; i < REUSE_LIVES; i++) {
+		wsr_waitgroup_add(wg, 1);
+		wsr_go(reuse_child, NULL);
+		wsr_waitgroup_wait(wg);
+		if (i % 256 == 255)
+			wsr_yield();
+	}
+	wsr_waitgroup_free(wg);
+	return 0;
+}
+
+WSR_TEST_TIMEOUT(one_g_struct_many_lives, 150)
+{
+	long most = 0;
+
+	setenv("WSRMAXPROCS", "1", 1);
+	wsrtest_watchdog(120, "one G struct, many lives");
+	memset(reuse_g, 0, sizeof(reuse_g));
+	memset(reuse_n, 0, sizeof(reuse_n));
+	ASSERT_EQ(wsr_main(reuse_main, NULL), 0);
+	for (int i = 0; i < REUSE_SLOTS; i++)
+		most = reuse_n[i] > most ? reuse_n[i] : most;
+	printf("# %ld of %d Gs ran in one struct\n", most, REUSE_LIVES);
+	ASSERT_GE(most, REUSE_MIN);
+}
