@@ -33,7 +33,8 @@ void wsr__ctx_trampoline(void);
  * inlined: out of line (as a static inline called from a function built
  * without instrumentation, which clang will not inline it into) its own
  * __tsan_func_entry runs on the fiber switched to, and its exit never does. */
-static inline __attribute__((always_inline)) void wsr__ctx_swap(struct wsr_ctx *from, struct wsr_ctx *to)
+static inline __attribute__((always_inline)) void
+wsr__ctx_swap(struct wsr_ctx *from, struct wsr_ctx *to)
 {
 	wsr__ctx_switch(from, to);
 	__asm__ volatile("" ::: "memory");

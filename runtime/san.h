@@ -57,6 +57,9 @@
 # define WSR_TSAN_FIBER_REUSE 0
 #endif
 
+/* Every helper: inlined even at -O0 (see the invariants). */
+#define SAN_INLINE static inline __attribute__((always_inline))
+
 #if WSR_SAN_ASAN
 # include <sanitizer/common_interface_defs.h>
 #endif
@@ -69,7 +72,7 @@
 
 /* ASan: about to leave the current stack for [bottom, bottom+size).
  * fake_save is NULL when the current stack is being left for good. */
-static inline __attribute__((always_inline)) void san_switch_begin(void **fake_save, const void *bottom, size_t size)
+SAN_INLINE void san_switch_begin(void **fake_save, const void *bottom, size_t size)
 {
 #if WSR_SAN_ASAN
 	__sanitizer_start_switch_fiber(fake_save, bottom, size);
@@ -81,7 +84,7 @@ static inline __attribute__((always_inline)) void san_switch_begin(void **fake_s
 }
 
 /* ASan: arrived on this stack; fake_save is what san_switch_begin stored here. */
-static inline __attribute__((always_inline)) void san_switch_end(void *fake_save)
+SAN_INLINE void san_switch_end(void *fake_save)
 {
 #if WSR_SAN_ASAN
 	__sanitizer_finish_switch_fiber(fake_save, NULL, NULL);
@@ -90,7 +93,7 @@ static inline __attribute__((always_inline)) void san_switch_end(void *fake_save
 #endif
 }
 
-static inline __attribute__((always_inline)) void *san_tsan_current(void)
+SAN_INLINE void *san_tsan_current(void)
 {
 #if WSR_SAN_TSAN
 	return __tsan_get_current_fiber();
@@ -99,7 +102,7 @@ static inline __attribute__((always_inline)) void *san_tsan_current(void)
 #endif
 }
 
-static inline __attribute__((always_inline)) void *san_tsan_create(void)
+SAN_INLINE void *san_tsan_create(void)
 {
 #if WSR_SAN_TSAN
 	return __tsan_create_fiber(0);
@@ -108,7 +111,7 @@ static inline __attribute__((always_inline)) void *san_tsan_create(void)
 #endif
 }
 
-static inline __attribute__((always_inline)) void san_tsan_destroy(void *fiber)
+SAN_INLINE void san_tsan_destroy(void *fiber)
 {
 #if WSR_SAN_TSAN
 	__tsan_destroy_fiber(fiber);
@@ -118,7 +121,7 @@ static inline __attribute__((always_inline)) void san_tsan_destroy(void *fiber)
 }
 
 /* TSan: the next instructions run on fiber (flags 0: synchronise with it). */
-static inline __attribute__((always_inline)) void san_tsan_switch(void *fiber)
+SAN_INLINE void san_tsan_switch(void *fiber)
 {
 #if WSR_SAN_TSAN
 	__tsan_switch_to_fiber(fiber, 0);
