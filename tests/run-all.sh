@@ -34,57 +34,23 @@ run_suites() {
   [ -f "$dir/meson-logs/testlog.json" ] && logs+=("$dir/meson-logs/testlog.json")
 }
 
-# san_build asan|tsan: configures and builds build-asan (clang, ASan+UBSan) or build-tsan
-# (clang, TSan); its exit status goes to build-NAME.status, its output to its logs.
-san_build() {
-  local opts=(-Dwerror=true -Db_lundef=false -Dviewer=disabled)
-  if [ "$1" = asan ]; then opts+=(-Db_sanitize=address,undefined); else opts+=(-Db_sanitize=thread); fi
-  setup_build "build-$1" CC=clang -- "${opts[@]}" > /dev/null
-  echo $? > "build-$1.status"
-}
-
-sanitizers=0
-[ "${WSR_SKIP_SANITIZERS:-0}" != 1 ] && sanitizers=1
-rm -f build-asan.status build-tsan.status
-
 if setup_build build CC=gcc -- -Dwerror=true -Dbuildtype=debugoptimized; then
-  # The sanitizer trees compile while the plain build's tests run, at nice 19, once the
-  # long CPU-bound tests that start the run are done (or after 3 minutes): the rest of
-  # that phase leaves much of the 2 cores idle (tests that run alone and wait on the
-  # tracer), while the liveness model and the fuzzers, built beside, took 70 s longer.
-  if [ $sanitizers = 1 ]; then
-    rm -f build/meson-logs/testlog.json
-    (
-      renice -n 19 -p $BASHPID > /dev/null
-      for _ in $(seq 36); do
-        [ -f build/meson-logs/testlog.json ] &&
-          grep -q '/ spin-parking-liveness"' build/meson-logs/testlog.json &&
-          grep -q '/ fuzz-smoke"' build/meson-logs/testlog.json && break
-        sleep 5
-      done
-      san_build asan
-      san_build tsan
-    ) &
-    san_builds=$!
-  fi
   run_suites build --no-suite soak
 else
   echo "run-all: the gcc build failed"; status=1
 fi
 
-if [ $sanitizers = 1 ]; then
-  [ -n "${san_builds:-}" ] && wait "$san_builds"
-  for san in asan tsan; do
-    # Not built beside the plain build's tests when that build failed: built now.
-    [ -f "build-$san.status" ] || san_build $san
-    if [ "$(cat "build-$san.status")" = 0 ]; then
-      run_suites "build-$san" --suite unit --suite stress --suite fidelity
-    else
-      cat "build-$san.setup.log"; tail -50 "build-$san.build.log"
-      echo "run-all: the ${san^^} build failed"; status=1
-    fi
-    rm -f "build-$san.status"
-  done
+if [ "${WSR_SKIP_SANITIZERS:-0}" != 1 ]; then
+  if setup_build build-asan CC=clang -- -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dviewer=disabled; then
+    run_suites build-asan --suite unit --suite stress --suite fidelity
+  else
+    echo "run-all: the ASan build failed"; status=1
+  fi
+  if setup_build build-tsan CC=clang -- -Dwerror=true -Db_sanitize=thread -Db_lundef=false -Dviewer=disabled; then
+    run_suites build-tsan --suite unit --suite stress --suite fidelity
+  else
+    echo "run-all: the TSan build failed"; status=1
+  fi
 fi
 
 python3 - "${logs[@]}" <<'PY' || status=1
