@@ -27,6 +27,12 @@
 #include "precheck.h"
 #include "rec.h"
 
+/* The transport: DCHILD_NSEG segments of DCHILD_SEG_SIZE bytes; the child
+ * fills one segment with whole records in order and starts the next when a
+ * record does not fit (tests/analyzer/test-dchild.c counts on that rule). */
+#define DCHILD_SEG_SIZE (1u << 20)
+#define DCHILD_NSEG 8
+
 struct dchild_sink {
 	/* each record but REC_END and REC_ERROR; -1 stops (cause pushed) */
 	int (*rec)(void *ctx, const struct wsr_rec *r, const char *extra, struct wsr_err *err);
