@@ -63,11 +63,21 @@ def main(argv):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def mnt_ns(pid):
+    try:
+        return os.readlink('/proc/%s/ns/mnt' % pid)
+    except OSError:
+        return None
+
+
 def daemons():
-    """The pids of the running LTTng session and consumer daemons."""
+    """The pids of the running LTTng session and consumer daemons that this test can
+    reach: those of its mount namespace (tests/lib/lttngns.py gives it one of its own,
+    beside other tests' daemons)."""
     r = subprocess.run(['pgrep', '-x', 'lttng-sessiond|lttng-consumerd'],
                        stdout=subprocess.PIPE, text=True)
-    return {int(p) for p in r.stdout.split()}
+    ns = mnt_ns('self')
+    return {int(p) for p in r.stdout.split() if mnt_ns(p) == ns}
 
 
 def run(wsr, prog, mode, tmp):
