@@ -68,6 +68,18 @@ long wsrtest_scale(void)
 	return v > 0 ? v : 1;
 }
 
+long wsrtest_sanitizer_divisor(void)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	return 10;
+#elif defined(__has_feature)
+# if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+	return 10;
+# endif
+#endif
+	return 1;
+}
+
 static unsigned timeout_multiplier(void)
 {
 	const char *s = getenv("WSR_TEST_TIMEOUT_MULTIPLIER");

@@ -60,6 +60,9 @@ static inline uint64_t wsrtest_xorshift(uint64_t *state)
 
 /* WSR_STRESS_SCALE from the environment (default 1). */
 long wsrtest_scale(void);
+/* What the sanitizer builds divide the bulk of a stress test by: 10 (TSan is ~40x slower
+ * per G), 1 in the plain build. (This library is built with the tests' flags.) */
+long wsrtest_sanitizer_divisor(void);
 
 #define ASSERT(c)                                                                                  \
 	do {                                                                                       \

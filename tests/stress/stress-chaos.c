@@ -5,7 +5,8 @@
  * with timers and syscalls mixed in. Every G must run exactly once
  * (checksums), nothing may hang (watchdog), the spinning cap must hold.
  *
- * Size: WSR_STRESS_SCALE=1 is the CI size (a few seconds per case); the
+ * Size: WSR_STRESS_SCALE=1 is the CI size (a few seconds per case; the
+ * sanitizer builds spawn and ping-pong a tenth of it); the
  * soak run is `WSR_STRESS_SCALE=50 meson test -C build --suite stress
  * --repeat 20 chaos` (see tests/README.md). Seeds come from WSR_SEED (or
  * a fixed default) plus the case's WSRMAXPROCS, so a failure is replayed
@@ -132,7 +133,7 @@ static int storm_main(void *arg)
 	for (k = 0; k < npairs; k++) {
 		pairs[k].a = wsr_chan_make(sizeof(long), 0);
 		pairs[k].b = wsr_chan_make(sizeof(long), (size_t)k);
-		pairs[k].n = 10000 * scale;
+		pairs[k].n = 10000 * scale / wsrtest_sanitizer_divisor();
 		wsr_go(pinger, &pairs[k]);
 		wsr_go(ponger, &pairs[k]);
 	}
@@ -169,7 +170,9 @@ static void run(int procs)
 		snprintf(inherited, sizeof(inherited), "%s,", getenv("WSRDEBUG"));
 
 	scale = wsrtest_scale();
-	n = 100000 * scale;
+	/* The sanitizer builds run a tenth of the spawn and ping-pong storms and
+	 * all of the park/unpark storm, where the racy windows are. */
+	n = 100000 * scale / wsrtest_sanitizer_divisor();
 	stormindex = n;
 	stormruns = 0;
 	seen = calloc((size_t)n, 1);

@@ -91,27 +91,13 @@ static int tree_main(void *arg)
 	return 0;
 }
 
-/* Sanitizer builds run a tenth of the size (TSan is ~40x slower per G);
- * the plain build runs the full million. */
-static long sanitizer_divisor(void)
-{
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-	return 10;
-#elif defined(__has_feature)
-# if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-	return 10;
-# endif
-#endif
-	return 1;
-}
-
 static void run(int procs, int (*fn)(void *), const char *what)
 {
 	char buf[16], name[64];
 	long i;
 	uint64_t want;
 
-	total = 1000000 * wsrtest_scale() / sanitizer_divisor();
+	total = 1000000 * wsrtest_scale() / wsrtest_sanitizer_divisor();
 	seen = calloc((size_t)total, 1);
 	ASSERT(seen != NULL);
 	sum = 0;
