@@ -28,6 +28,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, '..', 'lib'))
 import check_trace  # noqa: E402
 import lttngd  # noqa: E402
+import lttngns  # noqa: E402
 
 BURST = 200       # crash-midwrite.c
 MARKER = 4242     # crash-midwrite.c: the stalled event's idleprocs
@@ -63,21 +64,14 @@ def main(argv):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def mnt_ns(pid):
-    try:
-        return os.readlink('/proc/%s/ns/mnt' % pid)
-    except OSError:
-        return None
-
-
 def daemons():
     """The pids of the running LTTng session and consumer daemons that this test can
     reach: those of its mount namespace (tests/lib/lttngns.py gives it one of its own,
     beside other tests' daemons)."""
     r = subprocess.run(['pgrep', '-x', 'lttng-sessiond|lttng-consumerd'],
                        stdout=subprocess.PIPE, text=True)
-    ns = mnt_ns('self')
-    return {int(p) for p in r.stdout.split() if mnt_ns(p) == ns}
+    ns = lttngns.mnt_ns('self')
+    return {int(p) for p in r.stdout.split() if lttngns.mnt_ns(p) == ns}
 
 
 def run(wsr, prog, mode, tmp):
