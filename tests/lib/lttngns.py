@@ -15,9 +15,9 @@
 # the others. meson.build falls back to running them alone where --check fails (no
 # CAP_SYS_ADMIN, as in an unprivileged container).
 #
-# Invariants: nothing the command starts outlives it: when it ends, every process left in
-#   its mount namespace (the daemon it started, its consumer daemons) is killed and waited
-#   for, and the namespace's mounts go with the namespace. The machine's /var/run/lttng,
+# Invariants: nothing the command starts outlives it: when it ends (or this is sent
+#   SIGTERM), every process left in its mount namespace (the daemon it started, its
+#   consumer daemons) is killed, and the namespace's mounts go with the namespace. The machine's /var/run/lttng,
 #   /dev/shm and daemon are never touched.
 # Concurrency: each call has its own namespace; any number run at once.
 import os
@@ -64,6 +64,11 @@ def kill_leftovers():
 
 
 def inside(argv):
+    # meson ends a test that outruns its timeout with SIGTERM to its process group: the
+    # daemon that the test started has left that group, so it is killed here too.
+    def terminated(signum, frame):
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, terminated)
     mount_private()
     home = tempfile.mkdtemp(prefix='wsr-lttngns-home-')
     env = dict(os.environ, LTTNG_HOME=home)
