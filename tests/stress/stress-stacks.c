@@ -4,9 +4,10 @@
  * once the first burst has set the high-water mark (the stacks the full
  * pool could not take are reused from the spares list, stack.c).
  *
- * Invariants: the pool is lowered to POOL Gs (wsr__stackpool_max) so that a
- *   few thousand Gs overflow it, under the sanitizers too; every G of a burst
- *   holds its stack at once (the main G waits until all have started).
+ * Invariants: the pool is lowered to POOL Gs (wsr__stackpool_max; a tenth of
+ *   that in the sanitizer builds, where each live G also holds a TSan fiber)
+ *   so that four times as many live Gs overflow it; every G of a burst holds
+ *   its stack at once (the main G waits until all have started).
  * Concurrency: holders count themselves in `started` (atomic) and block on
  *   the gate; the main G alone reads the carved count between bursts.
  */
@@ -62,13 +63,14 @@ static int bursts_main(void *arg)
 static void run(int procs)
 {
 	char buf[16], name[64];
+	size_t pool = POOL / (size_t)wsrtest_sanitizer_divisor();
 
-	per_burst = 4 * POOL;
+	per_burst = 4 * (long)pool;
 	snprintf(buf, sizeof(buf), "%d", procs);
 	setenv("WSRMAXPROCS", buf, 1);
 	snprintf(name, sizeof(name), "%d bursts of %ld Gs at %d Ps", BURSTS, per_burst, procs);
 	wsrtest_watchdog(60, name);
-	wsr__stackpool_max = POOL;
+	wsr__stackpool_max = pool;
 	wsr_set_stack_size(16384);
 	ASSERT_EQ(wsr_main(bursts_main, NULL), 0);
 	printf("# %s: stacks carved after each burst:", name);
@@ -78,7 +80,7 @@ static void run(int procs)
 	/* The first burst carves per_burst stacks (plus the main G's, rounded
 	 * up to a chunk). Later bursts may carve a few more while another P's
 	 * cache holds free stacks (at most a cache per P), but never again the
-	 * ~3 * POOL that the full pool drops each time. */
+	 * ~3 * pool that the full pool drops each time. */
 	ASSERT_GE(carved[0], (size_t)per_burst);
 	ASSERT_LE(carved[BURSTS - 1], carved[0] + (size_t)(procs * WSR_STACKCACHE_MAX) + 64);
 }
