@@ -540,7 +540,8 @@ WSR_TEST_TIMEOUT(TestPreemption, 30)
  * hand-off in the window (hogCount 1000000, lightCount 100785000): no slice
  * of the light pair ended, and sysmon's count was not recorded then. So a
  * window counts only if sysmon ended at least PPH_MIN_PREEMPTS slices in it
- * (4 to 7 on the loaded machine, 100 ms being 10 slices), up to PPH_WINDOWS
+ * (5 on an idle machine, where sysmon looks every 10 ms and so ends a slice
+ * every 20 ms; 4 to 7 on a loaded one), up to PPH_WINDOWS
  * windows are tried, and a counted window must be fair; if none counts, the
  * case fails saying so. */
 #define PPH_MIN_PREEMPTS 3
