@@ -209,7 +209,9 @@ async function main() {
     ok(crit > 0 && outlined[0] === String(crit) && outlined[1] === crit,
       'every critical strand is outlined on its P lane', { crit, outlined });
     const header = await page.$eval('#meta', (m) => m.textContent);
-    const tp = sql(db, "SELECT printf('%.3f', value) FROM meta WHERE key = 'observed_ms'")[0][0];
+    // The stored double, rounded as the page and the C reports round it (exactly): not
+    // SQLite's printf, whose %.3f rounds 19.3115 (19.31149999... in binary) up to 19.312.
+    const tp = Number(sql(db, "SELECT value FROM meta WHERE key = 'observed_ms'")[0][0]).toFixed(3);
     ok(header.includes('T_P ' + tp + ' ms') && header.includes('lower / greedy bound'),
       'the header shows T_P beside its bounds', header);
 
