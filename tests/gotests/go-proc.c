@@ -550,7 +550,6 @@ struct pph {
 	wsr_chan *done, *hog, *light;
 	_Atomic long hogcount, lightcount;
 	wsr_waitgroup *wg;
-	uint64_t preempts; /* slices sysmon ended in the window */
 };
 
 struct pph_run {
@@ -592,13 +591,12 @@ static int pph_window(void)
 			wsr_chan_make(sizeof(int), 0),
 			0,
 			0,
-			wsr_waitgroup_make(),
-			0};
+			wsr_waitgroup_make()};
 	struct pph_run hog = {&s, 1000000, &s.hogcount, s.hog};
 	struct pph_run light = {&s, 1000, &s.lightcount, s.light};
 	int i, t = 1;
 	long h, l;
-	uint64_t p0 = atomic_load_explicit(&wsr__sysmon_stats.n[WSR_ST_preempt],
+	uint64_t preempts, p0 = atomic_load_explicit(&wsr__sysmon_stats.n[WSR_ST_preempt],
 					   memory_order_relaxed);
 
 	wsr_waitgroup_add(s.wg, 4);
@@ -610,25 +608,26 @@ static int pph_window(void)
 	ASSERT_EQ(wsr_chan_send(s.light, &t), 0);
 	gt_sleep_ms(100);
 	wsr_chan_close(s.done);
-	s.preempts = atomic_load_explicit(&wsr__sysmon_stats.n[WSR_ST_preempt],
-					  memory_order_relaxed) - p0;
+	/* The slices sysmon ended in the window. */
+	preempts = atomic_load_explicit(&wsr__sysmon_stats.n[WSR_ST_preempt],
+					memory_order_relaxed) - p0;
 	ASSERT_EQ(wsr_chan_recv(s.hog, &t), 1);
 	ASSERT_EQ(wsr_chan_recv(s.light, &t), 1);
 	wsr_waitgroup_wait(s.wg);
 	h = atomic_load(&s.hogcount);
 	l = atomic_load(&s.lightcount);
 	printf("# hogCount %ld, lightCount %ld, slices ended by sysmon %llu\n", h, l,
-	       (unsigned long long)s.preempts);
-	if (s.preempts >= PPH_MIN_PREEMPTS && (h / 20 > l || l / 20 > h))
+	       (unsigned long long)preempts);
+	if (preempts >= PPH_MIN_PREEMPTS && (h / 20 > l || l / 20 > h))
 		wsrtest_fail(__FILE__, __LINE__,
 			     "want hogCount/lightCount in [1/20, 20]; got %ld/%ld with %llu "
 			     "slices ended by sysmon",
-			     h, l, (unsigned long long)s.preempts);
+			     h, l, (unsigned long long)preempts);
 	wsr_chan_free(s.done);
 	wsr_chan_free(s.hog);
 	wsr_chan_free(s.light);
 	wsr_waitgroup_free(s.wg);
-	return s.preempts >= PPH_MIN_PREEMPTS;
+	return preempts >= PPH_MIN_PREEMPTS;
 }
 
 static int pph_main(void *arg)

@@ -17,8 +17,8 @@
 #
 # Invariants: nothing the command starts outlives it: when it ends (or this is sent
 #   SIGTERM), every process left in its mount namespace (the daemon it started, its
-#   consumer daemons) is killed, and the namespace's mounts go with the namespace. The machine's /var/run/lttng,
-#   /dev/shm and daemon are never touched.
+#   consumer daemons) is killed, and the namespace's mounts go with the namespace. The
+#   machine's /var/run/lttng, /dev/shm and daemon are never touched.
 # Concurrency: each call has its own namespace; any number run at once.
 import os
 import shutil
